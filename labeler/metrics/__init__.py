@@ -1,0 +1,1 @@
+"""Metrics (owned by the metrics issue)."""
