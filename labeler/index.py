@@ -1,0 +1,77 @@
+"""FAISS indexes over normalized vectors (inner product = cosine) and filtered search.
+
+`build_index` is the one place an index is built. Filters are applied inside FAISS with an
+ID selector (ids are chunk positions), not by over-fetching and discarding.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from labeler.config import RunConfig
+from labeler.errors import ConfigError
+
+
+def build_index(vectors: np.ndarray, config: RunConfig):
+    """Build the `flat`, `hnsw` or `ivf` index the config asks for, with every vector added."""
+    import faiss
+
+    n, dim = vectors.shape
+    if config.index == "flat":
+        index = faiss.IndexFlatIP(dim)
+    elif config.index == "hnsw":
+        index = faiss.IndexHNSWFlat(dim, config.hnsw_m, faiss.METRIC_INNER_PRODUCT)
+        index.hnsw.efConstruction = config.ef_construction
+    else:
+        if config.nlist > n:
+            raise ConfigError(f"ivf needs nlist <= number of chunks ({n}), got nlist={config.nlist}",
+                              hint=f"use --nlist {max(1, n // 39)} or fewer (about sqrt(n) to n/39 is typical).")
+        quantizer = faiss.IndexFlatIP(dim)
+        index = faiss.IndexIVFFlat(quantizer, dim, config.nlist, faiss.METRIC_INNER_PRODUCT)
+        index.cp.min_points_per_centroid = 1  # small corpora: train anyway, quietly
+        index.train(vectors)
+    index.add(vectors)
+    return index
+
+
+def save_index(index, path: Path) -> None:
+    """Write atomically: a reader never sees half a file."""
+    import faiss
+
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    faiss.write_index(index, str(tmp))
+    tmp.replace(path)
+
+
+def load_index(path: Path):
+    import faiss
+
+    return faiss.read_index(str(path))
+
+
+def search_params(config: RunConfig, allowed: np.ndarray | None):
+    """FAISS SearchParameters carrying efSearch/nprobe and, when filtering, an ID selector.
+
+    Returns (params, keepalive): the selector must outlive the search call.
+    """
+    import faiss
+
+    sel = faiss.IDSelectorBatch(allowed.astype(np.int64)) if allowed is not None else None
+    if config.index == "hnsw":
+        params = faiss.SearchParametersHNSW(efSearch=config.ef_search)
+    elif config.index == "ivf":
+        params = faiss.SearchParametersIVF(nprobe=config.nprobe)
+    else:
+        params = faiss.SearchParameters()
+    if sel is not None:
+        params.sel = sel
+    return params, sel
+
+
+def search(index, queries: np.ndarray, k: int, config: RunConfig,
+           allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k (scores, positions) per query; positions are -1 where fewer than k exist."""
+    params, _keepalive = search_params(config, allowed)
+    k = max(1, min(k, index.ntotal if allowed is None else len(allowed)))
+    return index.search(np.ascontiguousarray(queries, dtype=np.float32), k, params=params)

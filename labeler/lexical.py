@@ -1,0 +1,77 @@
+"""BM25 over chunks with bm25s (Lucene variant, k1=0.9, b=0.4, English stopwords + stemmer).
+
+These are the parameters of Anserini's BEIR regressions and of the BM25 runs shipped with
+the test collections, so numbers here are comparable with theirs.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+K1, B = 0.9, 0.4
+
+
+@functools.lru_cache(maxsize=1)
+def _stemmer():
+    import Stemmer
+
+    return Stemmer.Stemmer("english")
+
+
+def tokenize(texts: Sequence[str]) -> list[list[str]]:
+    """Lower-cased, stop-worded, stemmed tokens (as strings) per text."""
+    import bm25s
+
+    return bm25s.tokenize(list(texts), stopwords="en", stemmer=_stemmer(), return_ids=False,
+                          show_progress=False)
+
+
+class BM25Index:
+    """A bm25s index over a list of texts, searched by position."""
+
+    def __init__(self, model) -> None:
+        self._model = model
+
+    @classmethod
+    def build(cls, texts: Sequence[str]) -> "BM25Index":
+        import bm25s
+
+        model = bm25s.BM25(method="lucene", k1=K1, b=B)
+        model.index(bm25s.tokenize(list(texts), stopwords="en", stemmer=_stemmer(), show_progress=False),
+                    show_progress=False)
+        return cls(model)
+
+    def save(self, folder: Path) -> None:
+        self._model.save(str(folder))
+
+    @classmethod
+    def load(cls, folder: Path) -> "BM25Index":
+        import bm25s
+
+        return cls(bm25s.BM25.load(str(folder)))
+
+    def scores(self, query: str) -> np.ndarray:
+        """BM25 score of every text for one query (0 where no query term occurs)."""
+        tokens = tokenize([query])[0]
+        vocab = self._model.vocab_dict
+        known = [t for t in tokens if t in vocab]
+        if not known:
+            return np.zeros(self._model.scores["num_docs"], dtype=np.float32)
+        return np.asarray(self._model.get_scores(known), dtype=np.float32)
+
+    def search(self, query: str, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k (scores, positions) with score > 0, restricted to `allowed` positions if given."""
+        scores = self.scores(query)
+        if allowed is not None:
+            mask = np.zeros(len(scores), dtype=bool)
+            mask[allowed] = True
+            scores = np.where(mask, scores, 0.0)
+        hits = np.flatnonzero(scores > 0)
+        if len(hits) > k:
+            hits = hits[np.argpartition(-scores[hits], k - 1)[:k]]
+        order = np.lexsort((hits, -scores[hits]))  # score desc, then position for determinism
+        hits = hits[order]
+        return scores[hits], hits
