@@ -44,8 +44,9 @@ class JudgedRankings:
     `grades[i, j]` is the qrels grade of the document ranked j+1 for query i: 0 when that
     document is unjudged or the run is shorter than j+1 (padding); negative grades are kept
     (they count as not relevant and give no gain, as in trec_eval). `ideal_grades[i]` holds the
-    query's judged grades > 0, sorted descending, 0-padded. `doc_order[i, j]` indexes
-    `doc_ids`/`scores` (the run flattened in query order), -1 on padding.
+    query's judged grades > 0, sorted descending, 0-padded. `doc_order[i, j]` is the position,
+    in the query's run dict (insertion order), of the document ranked j+1 (-1 on padding), and
+    `ranked_scores[i, j]` its score (-inf on padding).
     """
 
     query_ids: tuple[str, ...]
@@ -54,8 +55,7 @@ class JudgedRankings:
     num_rel: np.ndarray
     ideal_grades: np.ndarray
     doc_order: np.ndarray
-    doc_ids: tuple[str, ...]
-    scores: np.ndarray
+    ranked_scores: np.ndarray
     min_grade: int = 1
 
     @property
@@ -84,14 +84,24 @@ class JudgedRankings:
         return self.relevant_so_far[:, min(k, self.depth) - 1]
 
 
-def _padded(values: np.ndarray, counts: np.ndarray, width: int, fill) -> np.ndarray:
-    """Scatter a flat array, `counts[i]` values per row, into a (rows, width) matrix."""
-    out = np.full((len(counts), width), fill, dtype=values.dtype)
-    starts = np.cumsum(counts) - counts
-    rows = np.repeat(np.arange(len(counts)), counts)
-    cols = np.arange(len(values)) - np.repeat(starts, counts)
-    out[rows, cols] = values
-    return out
+class _Layout:
+    """Where each value of a flat, query-after-query array goes in a (queries, width) matrix."""
+
+    def __init__(self, counts: np.ndarray, width: int) -> None:
+        self.counts, self.width = counts, width
+        self.full = bool((counts == width).all())
+        if not self.full:
+            starts = np.cumsum(counts) - counts
+            rows = np.repeat(np.arange(len(counts)), counts)
+            self.flat_positions = rows * width + (np.arange(int(counts.sum())) - np.repeat(starts, counts))
+
+    def matrix(self, values: np.ndarray, fill) -> np.ndarray:
+        """The values laid out row by row, `fill` after each row's end."""
+        if self.full:
+            return values.reshape(len(self.counts), self.width)
+        out = np.full(len(self.counts) * self.width, fill, dtype=values.dtype)
+        out[self.flat_positions] = values
+        return out.reshape(len(self.counts), self.width)
 
 
 def judge_run(qrels: Qrels, run: Run, query_ids: Sequence[str] | None = None, *,
@@ -104,18 +114,18 @@ def judge_run(qrels: Qrels, run: Run, query_ids: Sequence[str] | None = None, *,
     min_grade = check_min_grade(min_grade)
     if query_ids is None:
         query_ids = [q for q, judged in qrels.items() if judged]
+    query_ids = tuple(query_ids)
     n = len(query_ids)
-    doc_ids: list[str] = []
     scores: list[float] = []
     grades: list[int] = []
     judged: list[int] = []
     num_ret = np.empty(n, dtype=np.int64)
     num_judged = np.empty(n, dtype=np.int64)
     nothing: dict = {}
+    # The one Python loop: pull values out of the dicts; everything after is vectorized.
     for i, query_id in enumerate(query_ids):
         ranking = run.get(query_id, nothing)
         judgments = qrels.get(query_id, nothing)
-        doc_ids.extend(ranking)
         scores.extend(ranking.values())
         grades.extend(map(judgments.get, ranking, repeat(0)))
         judged.extend(judgments.values())
@@ -126,44 +136,70 @@ def judge_run(qrels: Qrels, run: Run, query_ids: Sequence[str] | None = None, *,
     if np.isnan(score_flat).any():
         raise ValueError("a run score is NaN; give every retrieved document a real number")
     depth = max(int(num_ret.max(initial=0)), 1)
-    score_mat = _padded(score_flat, num_ret, depth, -np.inf)
-    # Stable sort on the negated scores: padding (-inf -> +inf) stays behind every real entry.
-    order = np.argsort(-score_mat, axis=1, kind="stable")
-    sorted_scores = np.take_along_axis(score_mat, order, axis=1)
-    inside = np.arange(1, depth) < num_ret[:, None]
-    tied_rows = np.flatnonzero(((sorted_scores[:, 1:] == sorted_scores[:, :-1]) & inside).any(axis=1))
-    flat_index = _padded(np.arange(len(doc_ids), dtype=np.int64), num_ret, depth, -1)
+    layout = _Layout(num_ret, depth)
+    score_mat = layout.matrix(score_flat, -np.inf)
+    in_run = np.arange(depth) < num_ret[:, None]
+    order = np.argsort(-score_mat, axis=1)
+    # The fast sort may interleave a real -inf score with the -inf padding; a stable sort of
+    # those (rare) rows keeps every real entry first.
+    neg_inf_rows = np.flatnonzero(((score_mat == -np.inf) & in_run).any(axis=1))
+    if len(neg_inf_rows):
+        order[neg_inf_rows] = np.argsort(-score_mat[neg_inf_rows], axis=1, kind="stable")
+    ranked_scores = np.take_along_axis(score_mat, order, axis=1)
+    # Equal scores are ordered by doc id descending; only the rows that have them pay for it.
+    equal_next = np.zeros((n, depth), dtype=bool)
+    equal_next[:, :-1] = (ranked_scores[:, 1:] == ranked_scores[:, :-1]) & in_run[:, 1:]
+    tied = equal_next | np.roll(equal_next, 1, axis=1)
+    tied_rows = np.flatnonzero(tied.any(axis=1))
     if len(tied_rows):
-        order[tied_rows] = _break_ties(score_mat[tied_rows], flat_index[tied_rows], doc_ids)
+        order[tied_rows] = _break_ties(score_mat[tied_rows], order[tied_rows], tied[tied_rows],
+                                       num_ret[tied_rows], [run[query_ids[i]] for i in tied_rows])
+        ranked_scores[tied_rows] = np.take_along_axis(score_mat[tied_rows], order[tied_rows], axis=1)
 
-    grade_mat = _padded(np.asarray(grades, dtype=np.float64), num_ret, depth, 0.0)
+    grade_flat = np.asarray(grades)
+    if grade_flat.dtype.kind not in "iuf":
+        grade_flat = grade_flat.astype(np.float64)
+    grade_mat = layout.matrix(grade_flat, 0)
+
     judged_flat = np.asarray(judged, dtype=np.float64)
     query_of_judged = np.repeat(np.arange(n), num_judged)
     num_rel = np.bincount(query_of_judged[judged_flat >= min_grade], minlength=n).astype(np.int64)
     positive = judged_flat > 0
     pos_query, pos_grade = query_of_judged[positive], judged_flat[positive]
-    by_query_then_grade = np.lexsort((-pos_grade, pos_query))
     pos_counts = np.bincount(pos_query, minlength=n)
-    ideal = _padded(pos_grade[by_query_then_grade], pos_counts, max(int(pos_counts.max(initial=0)), 1), 0.0)
+    ideal_layout = _Layout(pos_counts, max(int(pos_counts.max(initial=0)), 1))
+    ideal = ideal_layout.matrix(pos_grade[np.lexsort((-pos_grade, pos_query))], 0.0)
 
     return JudgedRankings(
-        query_ids=tuple(query_ids),
+        query_ids=query_ids,
         grades=np.take_along_axis(grade_mat, order, axis=1),
         num_ret=num_ret,
         num_rel=num_rel,
         ideal_grades=ideal,
-        doc_order=np.take_along_axis(flat_index, order, axis=1),
-        doc_ids=tuple(doc_ids),
-        scores=score_flat,
+        doc_order=np.where(in_run, order, -1),
+        ranked_scores=ranked_scores,
         min_grade=min_grade,
     )
 
 
-def _break_ties(score_rows: np.ndarray, index_rows: np.ndarray, doc_ids: list[str]) -> np.ndarray:
-    """Order rows by score descending, then doc id descending (only rows that have ties)."""
-    present = index_rows >= 0
-    names = np.array([doc_ids[i] for i in index_rows[present]])
-    # Integer codes in ascending string order; padding gets -1 so it sorts after real docs.
-    codes = np.full(index_rows.shape, -1, dtype=np.int64)
-    codes[present] = np.unique(names, return_inverse=True)[1].ravel()
+def _break_ties(score_rows: np.ndarray, order_rows: np.ndarray, tied: np.ndarray, num_ret: np.ndarray,
+                rankings: list[Mapping[str, float]]) -> np.ndarray:
+    """Re-sort rows by score descending, then doc id descending.
+
+    `tied` marks, in ranked order, the entries whose score equals a neighbour's; only they need
+    their doc id. Padding gets the lowest key, so a real -inf score still ranks before it.
+    """
+    rows, ranked_cols = np.nonzero(tied)
+    cols = order_rows[rows, ranked_cols]
+    names: list[str] = []
+    bounds = np.flatnonzero(np.diff(rows)) + 1
+    for row_cols, row in zip(np.split(cols, bounds), rows[np.r_[0, bounds]]):
+        doc_ids = list(rankings[row])
+        names.extend(doc_ids[c] for c in row_cols.tolist())
+    distinct = sorted(set(names))
+    code_of = {name: code for code, name in enumerate(distinct, start=1)}
+    # 0 for untied real entries (their score alone places them), 1.. by doc id for tied ones.
+    codes = np.zeros(score_rows.shape, dtype=np.int64)
+    codes[rows, cols] = [code_of[name] for name in names]
+    codes[np.arange(score_rows.shape[1]) >= num_ret[:, None]] = -1
     return np.lexsort((-codes, -score_rows), axis=1)
