@@ -1,0 +1,231 @@
+"""The database schema: the current tables as one constant, plus numbered migrations.
+
+`SCHEMA` describes the tables as they are after the last migration; queries use it.
+`MIGRATIONS` are applied in order to bring any older database (down to an empty file) up to
+date; each runs inside one transaction and records itself in `schema_version`.
+A test builds the schema through the migrations and checks it matches `SCHEMA`, and another
+opens a hand-made version-1 database and sees it upgraded with its data intact.
+
+Times are ISO 8601 UTC strings ("2026-11-29T10:00:00Z"), JSON is stored as text: both behave
+the same on SQLite and PostgreSQL and round-trip exactly.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from labeler.errors import StorageError
+
+
+class JSONText(sa.types.TypeDecorator):
+    """JSON kept as text, written with ensure_ascii=False and read back exactly."""
+
+    impl = sa.Text
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect) -> str | None:
+        return None if value is None else json.dumps(value, ensure_ascii=False)
+
+    def process_result_value(self, value: str | None, dialect) -> Any:
+        return None if value is None else json.loads(value)
+
+
+def utc_now() -> str:
+    """The current time as an ISO 8601 UTC string with second precision."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+# --------------------------------------------------------------------------- the current schema
+
+SCHEMA = sa.MetaData()
+
+schema_version = sa.Table(
+    "schema_version", SCHEMA,
+    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("applied_at", sa.Text, nullable=False),
+)
+
+collections = sa.Table(
+    "collections", SCHEMA,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("name", sa.Text, nullable=False, unique=True),
+    sa.Column("corpus_path", sa.Text),
+    sa.Column("corpus_fingerprint", sa.Text),
+    sa.Column("created_at", sa.Text, nullable=False),
+)
+
+questions = sa.Table(
+    "questions", SCHEMA,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("collection_id", sa.Integer, sa.ForeignKey("collections.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("query_id", sa.Text, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("query_type", sa.Text, nullable=False, server_default=""),
+    sa.Column("unanswerable", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("notes", sa.Text, nullable=False, server_default=""),
+    sa.Column("author", sa.Text, nullable=False, server_default=""),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("updated_at", sa.Text, nullable=False),
+    sa.Column("extra", JSONText, nullable=False, server_default="{}"),
+    # v3: who an imported golden file credits, and the corpus the question was written against
+    sa.Column("credited_annotators", JSONText, nullable=False, server_default="[]"),
+    sa.Column("corpus_fingerprint", sa.Text),
+    sa.UniqueConstraint("collection_id", "query_id", name="uq_questions_collection_query"),
+)
+
+judgments = sa.Table(
+    "judgments", SCHEMA,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("doc_id", sa.Text, nullable=False),
+    sa.Column("grade", sa.Integer, nullable=False),
+    sa.Column("annotator", sa.Text, nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("updated_at", sa.Text, nullable=False),
+    sa.Column("note", sa.Text, nullable=False, server_default=""),  # v2
+    sa.UniqueConstraint("question_id", "doc_id", "annotator", name="uq_judgments_question_doc_annotator"),
+    sa.Index("ix_judgments_annotator", "annotator"),  # v3
+)
+
+runs = sa.Table(
+    "runs", SCHEMA,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("collection_id", sa.Integer, sa.ForeignKey("collections.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("config", JSONText, nullable=False),
+    sa.Column("config_hash", sa.Text, nullable=False),
+    sa.Column("golden_hash", sa.Text, nullable=False),
+    sa.Column("corpus_fingerprint", sa.Text),
+    sa.Column("summary", JSONText, nullable=False),
+    sa.Column("per_query", JSONText, nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("name", sa.Text, nullable=False, server_default=""),  # v2
+    sa.Index("ix_runs_collection_created", "collection_id", "created_at"),
+)
+
+
+# --------------------------------------------------------------------------- migrations
+
+
+def _v1_base_tables(conn: Connection) -> None:
+    # A frozen copy of the version-1 tables: later changes to SCHEMA must not leak in here.
+    v1 = sa.MetaData()
+    sa.Table(
+        "collections", v1,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("name", sa.Text, nullable=False, unique=True),
+        sa.Column("corpus_path", sa.Text),
+        sa.Column("corpus_fingerprint", sa.Text),
+        sa.Column("created_at", sa.Text, nullable=False),
+    )
+    sa.Table(
+        "questions", v1,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("collection_id", sa.Integer, sa.ForeignKey("collections.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("query_id", sa.Text, nullable=False),
+        sa.Column("text", sa.Text, nullable=False),
+        sa.Column("query_type", sa.Text, nullable=False, server_default=""),
+        sa.Column("unanswerable", sa.Boolean, nullable=False, server_default=sa.false()),
+        sa.Column("notes", sa.Text, nullable=False, server_default=""),
+        sa.Column("author", sa.Text, nullable=False, server_default=""),
+        sa.Column("created_at", sa.Text, nullable=False),
+        sa.Column("updated_at", sa.Text, nullable=False),
+        sa.Column("extra", sa.Text, nullable=False, server_default="{}"),
+        sa.UniqueConstraint("collection_id", "query_id", name="uq_questions_collection_query"),
+    )
+    sa.Table(
+        "judgments", v1,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("doc_id", sa.Text, nullable=False),
+        sa.Column("grade", sa.Integer, nullable=False),
+        sa.Column("annotator", sa.Text, nullable=False),
+        sa.Column("created_at", sa.Text, nullable=False),
+        sa.Column("updated_at", sa.Text, nullable=False),
+        sa.UniqueConstraint("question_id", "doc_id", "annotator", name="uq_judgments_question_doc_annotator"),
+    )
+    sa.Table(
+        "runs", v1,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("collection_id", sa.Integer, sa.ForeignKey("collections.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("config", sa.Text, nullable=False),
+        sa.Column("config_hash", sa.Text, nullable=False),
+        sa.Column("golden_hash", sa.Text, nullable=False),
+        sa.Column("corpus_fingerprint", sa.Text),
+        sa.Column("summary", sa.Text, nullable=False),
+        sa.Column("per_query", sa.Text, nullable=False),
+        sa.Column("created_at", sa.Text, nullable=False),
+        sa.Index("ix_runs_collection_created", "collection_id", "created_at"),
+    )
+    v1.create_all(conn)
+
+
+def _v2_judgment_notes_and_run_names(conn: Connection) -> None:
+    # An annotator's reason for a grade ("only the 2025 policy"), and a run's display name.
+    conn.execute(sa.text("ALTER TABLE judgments ADD COLUMN note TEXT NOT NULL DEFAULT ''"))
+    conn.execute(sa.text("ALTER TABLE runs ADD COLUMN name TEXT NOT NULL DEFAULT ''"))
+
+
+def _v3_question_provenance(conn: Connection) -> None:
+    # Imported golden files credit annotators who are not users of this database, and each
+    # question remembers the corpus it was written against; both round-trip through export.
+    conn.execute(sa.text("ALTER TABLE questions ADD COLUMN credited_annotators TEXT NOT NULL DEFAULT '[]'"))
+    conn.execute(sa.text("ALTER TABLE questions ADD COLUMN corpus_fingerprint TEXT"))
+    conn.execute(sa.text("CREATE INDEX ix_judgments_annotator ON judgments (annotator)"))
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One numbered, named schema change."""
+
+    version: int
+    name: str
+    apply: Callable[[Connection], None]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "base tables: collections, questions, judgments, runs", _v1_base_tables),
+    Migration(2, "judgments.note and runs.name", _v2_judgment_notes_and_run_names),
+    Migration(3, "questions.credited_annotators, questions.corpus_fingerprint, judgments by annotator",
+              _v3_question_provenance),
+)
+LATEST_VERSION = MIGRATIONS[-1].version
+
+
+def current_version(conn: Connection) -> int:
+    """The schema version of the database (0 for an empty one)."""
+    names = set(sa.inspect(conn).get_table_names())
+    if "schema_version" not in names:
+        if names & {"collections", "questions", "judgments", "runs"}:
+            raise StorageError(
+                "the database has labeler-like tables but no schema_version table",
+                hint="point --db / LABELER_HOME at a labeler database or at a new file.")
+        return 0
+    return conn.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0
+
+
+def pending_migrations(version: int) -> list[Migration]:
+    """The migrations a database at `version` still needs, in order."""
+    if version > LATEST_VERSION:
+        raise StorageError(
+            f"the database is at schema version {version}, newer than this labeler knows ({LATEST_VERSION})",
+            hint="upgrade golden-set-labeler, or point --db at another database.")
+    return [m for m in MIGRATIONS if m.version > version]
+
+
+def apply_migrations(conn: Connection) -> list[int]:
+    """Bring the database up to LATEST_VERSION inside the caller's transaction; the versions applied."""
+    version = current_version(conn)
+    todo = pending_migrations(version)
+    if todo and version == 0:
+        schema_version.create(conn, checkfirst=True)
+    for m in todo:
+        m.apply(conn)
+        conn.execute(schema_version.insert().values(version=m.version, name=m.name, applied_at=utc_now()))
+    return [m.version for m in todo]
