@@ -1,0 +1,43 @@
+"""`labeler index` and `labeler search` on the bundled sample corpus with the real model."""
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from conftest import SAMPLE
+from labeler.cli import cli
+
+
+def test_cli_index_then_search_reuses_the_cache(tmp_path):
+    runner = CliRunner()
+    first = runner.invoke(cli, ["index", str(SAMPLE)])
+    assert first.exit_code == 0, first.output
+    assert "embedded 116 documents as 116 chunks" in first.output or "embedded" in first.output
+    assert "cache:" in first.output
+    second = runner.invoke(cli, ["index", str(SAMPLE)])
+    assert "reused cached embeddings" in second.output
+
+    result = runner.invoke(cli, ["search", str(SAMPLE), "What is the hotel limit on business travel?", "-k", "3", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.output)
+    assert [r["rank"] for r in payload["results"]] == [1, 2, 3]
+    assert payload["results"][0]["doc_id"].startswith("travel-")
+    assert payload["config"]["k"] == 3 and len(payload["config_hash"]) == 12
+
+    table = runner.invoke(cli, ["search", str(SAMPLE), "stolen laptop", "-k", "2", "--filter", "section=it-security"])
+    lines = table.output.strip().splitlines()
+    assert len(lines) == 2 and all("it-security-" in line for line in lines)
+
+
+def test_cli_search_bad_corpus_exits_2_with_file_and_hint(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"_id": "a", "text": "x"}\n{"_id": "a", "text": "y"}\n', encoding="utf-8")
+    result = CliRunner().invoke(cli, ["search", str(bad), "anything"])
+    assert result.exit_code == 2
+    assert f"{bad}:2: duplicate document id 'a'" in result.output and "Hint:" in result.output
+
+
+def test_cli_search_bad_option_exits_2():
+    result = CliRunner().invoke(cli, ["search", str(SAMPLE), "x", "--filter", "nokey"])
+    assert result.exit_code == 2 and "key=value" in result.output
