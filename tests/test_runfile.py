@@ -1,0 +1,114 @@
+"""TREC run files: parse/serialize pair, read/write wrappers, bad lines named with a hint."""
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from labeler.errors import InputError, RunFileError
+from labeler.runfile import parse_run, read_run, serialize_run, write_run
+
+SEED_TREC = """\
+vacation Q0 d2 1 0.9 bm25
+vacation Q0 d1 2 0.8 bm25
+vacation Q0 d9 3 0.7 bm25
+hotel Q0 d6 1 0.9 bm25
+"""
+
+
+def test_parse_run_keeps_query_and_document_order():
+    run = parse_run(SEED_TREC)
+    assert run == {"vacation": {"d2": 0.9, "d1": 0.8, "d9": 0.7}, "hotel": {"d6": 0.9}}
+    assert list(run) == ["vacation", "hotel"]
+
+
+def test_parse_run_ignores_rank_column():
+    # Ranks say d1 first, scores say d2: the score wins when scoring; the parser keeps only scores.
+    run = parse_run("q Q0 d1 1 0.1 t\nq Q0 d2 2 0.9 t\n")
+    assert run == {"q": {"d1": 0.1, "d2": 0.9}}
+
+
+def test_parse_run_skips_blank_and_comment_lines_and_extra_fields():
+    # as trec_eval: blank lines and '#' lines skipped, anything after the tag ignored
+    run = parse_run("# header\n\n  \nq\tQ0\td1\t1\t2.5\ttag extra words\n")
+    assert run == {"q": {"d1": 2.5}}
+
+
+def test_parse_run_accepts_exponent_and_infinite_scores():
+    assert parse_run("q Q0 a 1 1e3 t\nq Q0 b 2 -inf t\n") == {"q": {"a": 1000.0, "b": float("-inf")}}
+
+
+@pytest.mark.parametrize("text, line, reason", [
+    ("q Q0 d1 1 0.9\n", 1, "expected 6 fields"),
+    ("q Q0 d1 1 0.9 t\nq Q0 d2 2 high t\n", 2, "score 'high' is not a number"),
+    ("q Q0 d1 1 nan t\n", 1, "NaN"),
+    ("q Q0 d1 1 0.9 t\nq Q0 d1 2 0.5 t\n", 2, "listed twice for query 'q' (first on line 1)"),
+])
+def test_parse_run_names_file_line_reason_and_hint(text, line, reason):
+    with pytest.raises(RunFileError) as info:
+        parse_run(text, source="run.trec")
+    message = str(info.value)
+    assert message.startswith(f"run.trec:{line}: ")
+    assert reason in message and "Hint:" in message
+    assert info.value.line == line
+
+
+def test_parse_run_counts_further_bad_lines():
+    with pytest.raises(RunFileError, match=r"\(and 2 more bad lines\)"):
+        parse_run("a\nb\nc\n")
+
+
+def test_parse_run_same_doc_for_two_queries_is_fine():
+    assert parse_run("q1 Q0 d 1 1 t\nq2 Q0 d 1 1 t\n") == {"q1": {"d": 1.0}, "q2": {"d": 1.0}}
+
+
+def test_parse_run_empty_text_refused():
+    with pytest.raises(RunFileError, match="no run lines"):
+        parse_run("\n# only a comment\n")
+
+
+def test_serialize_run_in_trec_order_with_fresh_ranks():
+    # d1 and d3 tie at 0.5: doc id descending puts d3 first
+    text = serialize_run({"q": {"d1": 0.5, "d2": 0.9, "d3": 0.5}}, tag="mine")
+    assert text == "q Q0 d2 1 0.9 mine\nq Q0 d3 2 0.5 mine\nq Q0 d1 3 0.5 mine\n"
+
+
+def test_serialize_parse_round_trip_keeps_exact_scores():
+    run = {"q1": {"a": 0.1 + 0.2, "b": 1 / 3}, "q2": {"c": -2.5e-17}}
+    assert parse_run(serialize_run(run)) == run
+
+
+@pytest.mark.parametrize("run, tag", [({"q": {"doc one": 1.0}}, "t"), ({"q 1": {"d": 1.0}}, "t"), ({"q": {"d": 1.0}}, "my tag")])
+def test_serialize_run_refuses_whitespace_in_ids(run, tag):
+    with pytest.raises(InputError, match="whitespace"):
+        serialize_run(run, tag=tag)
+
+
+def test_read_run_from_path_file_object_or_text(tmp_path):
+    path = tmp_path / "run.trec"
+    path.write_text(SEED_TREC, encoding="utf-8")
+    expected = parse_run(SEED_TREC)
+    assert read_run(path) == expected
+    assert read_run(str(path)) == expected
+    assert read_run(io.StringIO(SEED_TREC)) == expected
+    assert read_run(SEED_TREC) == expected
+
+
+def test_read_run_missing_file_names_it(tmp_path):
+    with pytest.raises(RunFileError, match="not found"):
+        read_run(tmp_path / "nope.trec")
+
+
+def test_read_run_non_utf8_names_line(tmp_path):
+    path = tmp_path / "run.trec"
+    path.write_bytes(b"q Q0 d1 1 1 t\nq Q0 d\xff 2 0.5 t\n")
+    with pytest.raises(RunFileError) as info:
+        read_run(path)
+    assert info.value.line == 2 and "UTF-8" in str(info.value)
+
+
+def test_write_run_then_read_run(tmp_path):
+    run = {"q": {"d2": 0.9, "d1": 0.8}}
+    write_run(tmp_path / "out.trec", run, tag="labeler-abc")
+    assert read_run(tmp_path / "out.trec") == run
+    assert (tmp_path / "out.trec").read_text().splitlines()[0] == "q Q0 d2 1 0.9 labeler-abc"
