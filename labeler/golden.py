@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import codecs
 import hashlib
-import io
 import json
 import math
 import os
@@ -809,7 +808,7 @@ class GoldenHealth:
         out = []
         lo, hi = self.target_questions
         if self.n_questions < lo:
-            out.append(f"{self.n_questions} questions; the target is {lo}-{hi}. Hint: write {lo - self.n_questions} more.")
+            out.append(f"{self.n_questions} question(s); the target is {lo}-{hi}. Hint: write {lo - self.n_questions} more.")
         elif self.n_questions > hi:
             out.append(f"{self.n_questions} questions; the target is {lo}-{hi}. Hint: more questions cost "
                        "labelling time for little extra precision.")

@@ -418,3 +418,13 @@ def test_save_run_accepts_numpy_values(store):
                          per_query={"a": {"hits": np.array([1, 0]).tolist()}}, golden_hash="g")
     assert run.summary == {"ndcg@10": 0.25} and run.config == {"k": 10}
     assert json.dumps(dict(run.summary))
+
+
+def test_ensure_collection_records_corpus(store):
+    created = store.ensure_collection("handbook")
+    assert (created.corpus_path, created.corpus_fingerprint) == (None, None)
+    updated = store.ensure_collection("handbook", corpus_path="/c.jsonl", corpus_fingerprint="sha256:c")
+    assert (updated.corpus_path, updated.corpus_fingerprint, updated.created_at) == (
+        "/c.jsonl", "sha256:c", created.created_at)
+    assert store.get_collection("handbook") == updated
+    assert store.add_question("Q?", collection="handbook").corpus_fingerprint == "sha256:c"
