@@ -455,9 +455,10 @@ class Store:
             raise InputError("a collection name is required", hint=f"the default is {DEFAULT_COLLECTION!r}.")
         return conn.execute(S.collections.insert().values(name=name, created_at=utc_now())).inserted_primary_key[0]
 
-    def ensure_collection(self, name: str = DEFAULT_COLLECTION, *, corpus_path: str | None = None,
+    def ensure_collection(self, collection: str = DEFAULT_COLLECTION, *, corpus_path: str | None = None,
                           corpus_fingerprint: str | None = None) -> Collection:
         """The collection, created if missing; a given corpus path/fingerprint is recorded on it."""
+        name = collection
         with self._write() as conn:
             cid = self._collection_id(conn, name, create=True)
             values = {k: v for k, v in (("corpus_path", corpus_path), ("corpus_fingerprint", corpus_fingerprint))
@@ -470,10 +471,10 @@ class Store:
     def _collection(row: Any) -> Collection:
         return Collection(row.name, row.corpus_path, row.corpus_fingerprint, row.created_at)
 
-    def get_collection(self, name: str = DEFAULT_COLLECTION) -> Collection | None:
+    def get_collection(self, collection: str = DEFAULT_COLLECTION) -> Collection | None:
         """The collection, or None."""
         with self._read() as conn:
-            row = self._collection_row(conn, name)
+            row = self._collection_row(conn, collection)
             return self._collection(row) if row is not None else None
 
     def list_collections(self) -> list[Collection]:
@@ -482,10 +483,10 @@ class Store:
             rows = conn.execute(sa.select(S.collections).order_by(S.collections.c.name))
             return [self._collection(r) for r in rows]
 
-    def delete_collection(self, name: str) -> bool:
+    def delete_collection(self, collection: str) -> bool:
         """Delete a collection with its questions, judgments and runs; False if it did not exist."""
         with self._write() as conn:
-            return conn.execute(S.collections.delete().where(S.collections.c.name == name)).rowcount > 0
+            return conn.execute(S.collections.delete().where(S.collections.c.name == collection)).rowcount > 0
 
     # ---- questions
 

@@ -426,5 +426,5 @@ def test_ensure_collection_records_corpus(store):
     updated = store.ensure_collection("handbook", corpus_path="/c.jsonl", corpus_fingerprint="sha256:c")
     assert (updated.corpus_path, updated.corpus_fingerprint, updated.created_at) == (
         "/c.jsonl", "sha256:c", created.created_at)
-    assert store.get_collection("handbook") == updated
+    assert store.get_collection("handbook") == store.get_collection(collection="handbook") == updated
     assert store.add_question("Q?", collection="handbook").corpus_fingerprint == "sha256:c"
