@@ -1,0 +1,27 @@
+"""Golden Set Labeler: the Streamlit entry point. Pages are listed here; each is thin wiring."""
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+# The packaged model loads from site-packages; nothing may download at run time.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+st.set_page_config(page_title="Golden Set Labeler", page_icon=":material/fact_check:", layout="wide")
+
+pages = [
+    st.Page("pages/label.py", title="Label", icon=":material/rule:", default=True),
+    st.Page("pages/corpus.py", title="Corpus", icon=":material/library_books:"),
+    st.Page("pages/golden_set.py", title="Golden set", icon=":material/checklist:"),
+    st.Page("pages/evaluate.py", title="Evaluate", icon=":material/query_stats:"),
+]
+page = st.navigation(pages)
+
+with st.sidebar:
+    # Bound to the URL (?annotator=...): it survives a reload and page switches, unlike session state.
+    st.text_input("Annotator", key="annotator", bind="query-params", placeholder="your name",
+                  help="Every grade you give is saved under this name.")
+
+page.run()
