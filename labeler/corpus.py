@@ -43,6 +43,7 @@ class Corpus:
 
     documents: tuple[Document, ...]
     source: str = ""
+    skipped: tuple[str, ...] = ()  # ids of empty documents left out of a BEIR collection
 
     @cached_property
     def fingerprint(self) -> str:
@@ -121,9 +122,14 @@ def _check_text(doc_id: str, text: Any, source: str, line: int) -> str:
     return text
 
 
-def parse_jsonl_corpus(text: str, *, source: str = "<string>") -> Corpus:
+def parse_jsonl_corpus(text: str, *, source: str = "<string>", skip_empty: bool = False) -> Corpus:
     """Parse JSONL: one object per line with an id (`doc_id`, `_id` or `id`), `text`, optional
-    `title` and `metadata`; any other field is kept as metadata."""
+    `title` and `metadata`; any other field is kept as metadata.
+
+    With `skip_empty`, documents with neither title nor text are left out (their ids are kept in
+    `Corpus.skipped`) instead of being an error.
+    """
+    skipped: list[str] = []
 
     def docs():
         # split on "\n" only: JSON strings may hold U+2028, which splitlines() would cut at.
@@ -150,11 +156,16 @@ def parse_jsonl_corpus(text: str, *, source: str = "<string>") -> Corpus:
             if "text" not in obj:
                 raise CorpusError(f"document {doc_id!r} has no 'text' field", path=source, line=n,
                                   hint="add the document body as 'text'.")
-            body = _check_text(doc_id, obj.pop("text"), source, n)
             title = obj.pop("title", "") or ""
             if not isinstance(title, str):
                 raise CorpusError(f"document {doc_id!r}: 'title' must be a string", path=source,
                                   line=n, hint="store the title as a JSON string.")
+            if skip_empty and not str(obj.get("text") or "").strip() and not title.strip():
+                skipped.append(doc_id)
+                continue
+            body = obj.pop("text")
+            if not (skip_empty and isinstance(body, str) and title.strip()):  # BEIR: a title is enough
+                body = _check_text(doc_id, body, source, n)
             metadata = obj.pop("metadata", None) or {}
             if not isinstance(metadata, dict):
                 raise CorpusError(f"document {doc_id!r}: 'metadata' must be an object", path=source,
@@ -163,7 +174,8 @@ def parse_jsonl_corpus(text: str, *, source: str = "<string>") -> Corpus:
                 obj.pop(other, None)
             yield Document(doc_id, title, body, {**obj, **metadata}), n
 
-    return _build(docs(), source)
+    corpus = _build(docs(), source)
+    return Corpus(corpus.documents, source=source, skipped=tuple(skipped)) if skipped else corpus
 
 
 def parse_csv_corpus(text: str, *, source: str = "<string>") -> Corpus:
@@ -229,7 +241,11 @@ def load_corpus(path: str | Path) -> Corpus:
                           hint="check the path; the bundled corpus is `sample_corpus`.")
     if p.is_dir():
         beir = p / "corpus.jsonl"
-        return load_corpus(beir) if beir.is_file() else load_text_folder(p)
+        if beir.is_file():
+            # A BEIR collection is reference data the user cannot fix (Cranfield has two
+            # documents with neither title nor text): leave such documents out and say so.
+            return parse_jsonl_corpus(_decode(beir.read_bytes(), str(beir)), source=str(beir), skip_empty=True)
+        return load_text_folder(p)
     data = p.read_bytes()
     text = _decode(data, str(p))
     suffix = p.suffix.lower()

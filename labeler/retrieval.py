@@ -11,6 +11,7 @@ import functools
 import hashlib
 import json
 import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -159,9 +160,9 @@ class Retriever:
         tmp = folder.with_name(f"{folder.name}.{os.getpid()}.tmp")
         index.save(tmp)
         try:
-            tmp.replace(folder) if not folder.exists() else None
-        except OSError:
-            pass  # another process won the race; its copy is identical
+            tmp.replace(folder)
+        except OSError:  # another process won the race; its copy is identical
+            shutil.rmtree(tmp, ignore_errors=True)
         return index
 
     @functools.cached_property

@@ -59,6 +59,8 @@ def index_command(corpus: str, **options) -> None:
     click.echo(f"{what} {info['documents']} documents as {info['chunks']} chunks "
                f"({info['model']}, {info['dimension']} dims, {info['index']} index) "
                f"in {time.perf_counter() - t0:.1f}s")
+    if retriever.corpus.skipped:
+        click.echo(f"left out {len(retriever.corpus.skipped)} empty documents: {', '.join(retriever.corpus.skipped[:10])}")
     click.echo(f"cache: {info['cache']}")
     click.echo(f"corpus fingerprint: {info['corpus_fingerprint']}")
 
