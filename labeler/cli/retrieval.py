@@ -12,12 +12,16 @@ from labeler.cli.options import config_from_options, config_options
 
 
 class ProgressBar:
-    """A progress callback drawing one bar per stage on stderr (nothing when not a terminal)."""
+    """A progress callback drawing one bar per stage on stderr (a line per stage when not a terminal)."""
 
     def __init__(self) -> None:
         self._bars: dict[str, object] = {}
 
     def __call__(self, done: int, total: int, stage: str) -> None:
+        if not sys.stderr.isatty():  # a log, not a terminal: one line per finished stage
+            if done >= total:
+                click.echo(f"{stage}: {done}/{total}", err=True)
+            return
         bar = self._bars.get(stage)
         if bar is None:
             bar = click.progressbar(length=total, label=stage.capitalize(), file=sys.stderr, show_pos=True)
