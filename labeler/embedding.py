@@ -21,7 +21,7 @@ Progress = Callable[[int, int, str], None]
 ENCODE_BATCH = 64
 # Texts are handed to the model in slices this large so progress can be reported; each slice
 # is still length-sorted and batched inside `encode`, so throughput matches one big call.
-PROGRESS_SLICE = 1024
+PROGRESS_SLICE = 256
 
 
 def resolve_model(name: str) -> str:
