@@ -208,3 +208,16 @@ def test_cli_eval_scifact_matches_published_minilm_scores():
     assert data["counts"]["answerable"] == 300
     assert data["metrics"]["ndcg@10"] == pytest.approx(0.645, abs=0.001)
     assert data["metrics"]["recall@100"] == pytest.approx(0.925, abs=0.002)
+
+
+def test_cli_score_starts_without_heavy_libraries(seed_files):
+    import subprocess
+    import sys
+
+    golden, run, _ = seed_files
+    code = ("import sys; from click.testing import CliRunner; from labeler.cli import cli; "
+            f"r = CliRunner().invoke(cli, ['score', {str(golden)!r}, {str(run)!r}, '--json']); "
+            "heavy = [m for m in ('torch', 'faiss', 'streamlit', 'sentence_transformers') if m in sys.modules]; "
+            "print(r.exit_code, heavy); sys.exit(0 if r.exit_code == 0 and not heavy else 1)")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr

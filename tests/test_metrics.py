@@ -224,3 +224,18 @@ def test_metrics_import_without_heavy_libraries():
             "print(heavy); sys.exit(1 if heavy else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("measure", [str(m) for m in standard_measures((1, 5))] + ["map@5"])
+def test_metrics_empty_run_scores_zero(measure):
+    # returned nothing: every metric 0 (pytrec_eval agrees; the random test checks it too)
+    assert one(measure, {"a": 1, "b": 3}, {}) == 0.0
+
+
+def test_ndcg_run_shorter_than_k_adds_nothing_beyond_its_end():
+    # one doc returned (grade 1, rank 1); judged a=1, b=1: DCG@10 = 1, IDCG@10 = 1 + 1/log2(3)
+    assert one("ndcg@10", {"a": 1, "b": 1}, {"a": 0.3}) == pytest.approx(1 / (1 + 1 / math.log2(3)))
+
+
+def test_r_precision_zero_when_no_relevant_document():
+    assert one("r_precision", {"a": 0}, {"a": 1.0}) == 0.0
