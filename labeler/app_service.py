@@ -333,6 +333,21 @@ def disagreement_rows(store, *, limit: int = 50) -> list[dict[str, Any]]:
             for d in store.consensus().disagreements[:limit]]
 
 
+def agreement_summary(store) -> str:
+    """One line on inter-annotator agreement among people (imported grades left out)."""
+    report = store.agreement()
+    if len(report.annotators) < 2:
+        return "Agreement needs two or more annotators grading the same documents."
+
+    def fmt(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.2f}"
+
+    pairs = "; ".join(f"{p.annotator_a}-{p.annotator_b}: {fmt(p.kappa)} on {p.n_items}" for p in report.pairs[:6])
+    return (f"Agreement over {report.n_items} shared judgments: Krippendorff's α (ordinal) = "
+            f"{fmt(report.krippendorff_alpha)}, Fleiss' κ = {fmt(report.fleiss_kappa)}"
+            + (f"; Cohen's κ per pair: {pairs}" if pairs else "") + ".")
+
+
 # --------------------------------------------------------------------------- evaluation
 
 HEADLINE = ("recall", "precision", "mrr", "ndcg")
@@ -405,7 +420,7 @@ def worst_questions(record, metric: str, n: int = 10) -> list[dict[str, Any]]:
                     "query_type": r.query_type, metric: r.metrics[metric],
                     "first_relevant_rank": r.first_relevant_rank, "relevant": r.num_relevant,
                     "retrieved": [{"rank": i, "doc_id": d.doc_id, "score": d.score,
-                                   "grade": "unjudged" if d.grade is None else d.grade}
+                                   "grade": "unjudged" if d.grade is None else str(d.grade)}
                                   for i, d in enumerate(r.top_k, start=1)]})
     return out
 

@@ -12,23 +12,33 @@ from labeler import app_service as svc
 from labeler.errors import LabelerError
 from pages._common import annotator, flash, guard, keyword_hits, pooled, show_flash, workspace
 
-st.title("Label")
+st.title("Label", anchor=False)
 s, path, corp, ret = workspace()
+show_flash()
+
+
+
+def _load_demo() -> None:
+    try:
+        summary = svc.load_demo_golden(s, corp, path)
+    except LabelerError as exc:
+        flash(str(exc))
+        return
+    flash(f"Loaded {summary.n_questions} questions with {summary.n_judgments} judgments.", "success")
+    st.session_state["q"] = s.list_questions()[0].question.query_id
+
 
 if svc.demo_offer(s, path):
     with st.container(border=True, key="demo-offer"):
         st.markdown("**New here?** The sample corpus comes with a 62-question demo golden set. "
                     "Load it to explore the Golden set and Evaluate pages, or just write your own question below.")
-        if st.button("Load the demo golden set", key="load-demo", icon=":material/download:"):
-            summary = guard(svc.load_demo_golden, s, corp, path)
-            st.success(f"Loaded {summary.n_questions} questions with {summary.n_judgments} judgments.")
+        st.button("Load the demo golden set", key="load-demo", icon=":material/download:", on_click=_load_demo)
 
 who = annotator()
 if not who:
     st.info("Type your name under **Annotator** in the sidebar to start labelling: every grade is saved under it.")
     st.stop()
 
-show_flash()
 statuses = s.list_questions()
 ids = [x.question.query_id for x in statuses]
 by_id = {x.question.query_id: x for x in statuses}
@@ -102,7 +112,7 @@ if not statuses:
 
 if st.session_state.get("q") not in by_id:
     st.session_state["q"] = ids[-1]
-nav1, nav2, nav3 = st.columns([8, 1, 1], vertical_alignment="bottom")
+nav1, nav2, nav3 = st.columns([7, 1.6, 1.6], vertical_alignment="bottom")
 nav1.selectbox("Question to label", ids, key="q", bind="query-params",
                format_func=lambda qid: svc.question_choice_label(by_id[qid]))
 nav2.button("Previous", key="prev-question", on_click=_move_question, args=(-1,), shortcut="P",
@@ -146,16 +156,15 @@ focus = min(st.session_state.get("focus", 0), max(len(views) - 1, 0))
 st.session_state["focus"] = focus
 if views:
     focused = views[focus]
-    with st.container(horizontal=True, key="keyboard-bar", vertical_alignment="center"):
-        st.caption(f"Keyboard: **J**/**K** move, **0**-**3** grade the focused candidate "
-                   f"(#{focus + 1}), **N**/**P** next/previous question.")
-        st.button("Next candidate", key="focus-next", shortcut="J", on_click=_move_focus, args=(1, len(views)),
-                  type="tertiary")
-        st.button("Previous candidate", key="focus-prev", shortcut="K", on_click=_move_focus,
-                  args=(-1, len(views)), type="tertiary")
-        for g in range(4):
-            st.button(f"Grade {g}", key=f"key-grade-{g}", shortcut=str(g), on_click=_grade,
-                      args=(qid, focused.doc_id, g, True), type="tertiary",
+    with st.container(horizontal=True, key="keyboard-bar", vertical_alignment="center", gap="small"):
+        st.caption(f"Keys: **J**/**K** move the focus (now #{focus + 1}) · **0**-**3** grade it · **N**/**P** question")
+        st.button("Next", key="focus-next", shortcut="J", on_click=_move_focus, args=(1, len(views)),
+                  type="tertiary", help="Focus the next candidate")
+        st.button("Previous", key="focus-prev", shortcut="K", on_click=_move_focus, args=(-1, len(views)),
+                  type="tertiary", help="Focus the previous candidate")
+        for g, short in enumerate(("Not", "Partly", "Relevant", "Fully")):
+            st.button(short, key=f"key-grade-{g}", shortcut=str(g), on_click=_grade,
+                      args=(qid, focused.doc_id, g, True), type="tertiary", help=f"Grade the focused candidate {g}",
                       disabled=question.unanswerable and g >= 1)
 
 
@@ -184,11 +193,11 @@ def render_candidate(view: svc.CandidateView, n: int, key: str, *, is_focused: b
 
 # ---- candidates, then the keyword search to add one no retriever found
 
-st.markdown(f"#### Candidates ({len(views)})")
+st.subheader(f"Candidates ({len(views)})", anchor=False)
 for i, view in enumerate(views):
     render_candidate(view, i + 1, f"cand-{i}", is_focused=i == focus)
 
-st.markdown("#### Find another document")
+st.subheader("Find another document", anchor=False)
 query = st.text_input("Search the corpus by keyword or document id", key="keyword",
                       placeholder="e.g. parental leave, or leave-004")
 if query.strip():

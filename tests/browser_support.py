@@ -1,0 +1,126 @@
+"""Running the app for a browser test: a Streamlit subprocess on a free port against a temporary
+data directory, Debian's chromium through pytest-playwright, readiness waits and screenshots.
+
+Follows ../shared/TESTING.md: never `playwright install`; the browser is /usr/bin/chromium; the
+app runs in its own process group and is stopped with SIGTERM to that group.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                 "--disable-dev-shm-usage"]
+ARTIFACTS = REPO / "test-artifacts"
+README_SHOTS = REPO / "docs" / "screenshots"
+READY = ('[data-testid="stApp"][data-test-connection-state="CONNECTED"]'
+         '[data-test-script-state="notRunning"]')
+
+
+def require_chromium() -> None:
+    """Skip on a laptop without chromium; in CI a missing browser is a failure, not a skip."""
+    if CHROMIUM.exists():
+        return
+    message = f"{CHROMIUM} is missing (apt-get install -y chromium; never `playwright install`)"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class AppServer:
+    """`streamlit run app.py` in its own process group, against `home` as LABELER_HOME."""
+
+    def __init__(self, home: Path, *, corpus: str | None = None, log: Path | None = None) -> None:
+        self.home = home
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log_path = log or home / "streamlit.log"
+        env = {**os.environ, "LABELER_HOME": str(home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        env.pop("LABELER_CORPUS", None)
+        if corpus:
+            env["LABELER_CORPUS"] = corpus
+        home.mkdir(parents=True, exist_ok=True)
+        self._log = open(self.log_path, "w")
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+             "--server.port", str(self.port), "--server.address", "127.0.0.1",
+             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+            cwd=REPO, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
+
+    def wait_healthy(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with {self.proc.returncode}:\n{self.log()}")
+            try:
+                with urllib.request.urlopen(self.url + "/_stcore/health", timeout=2) as r:
+                    if r.read().decode().strip() == "ok":
+                        return
+            except OSError:
+                pass
+            time.sleep(0.3)
+        raise TimeoutError(f"streamlit not healthy after {timeout}s:\n{self.log()}")
+
+    def log(self) -> str:
+        self._log.flush()
+        return self.log_path.read_text(errors="replace")[-4000:]
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        self._log.close()
+
+
+def launch_chromium(playwright):
+    """Debian's chromium with the flags this machine needs."""
+    require_chromium()
+    return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+
+
+def wait_ready(page, timeout: float = 120_000) -> None:
+    """Wait until the app is connected and no script is running."""
+    page.wait_for_selector(READY, timeout=timeout)
+
+
+def screenshot(page, name: str, *, readme: bool = False, full_page: bool = True) -> Path:
+    """Save a screenshot into test-artifacts/ (git-ignored); README copies go to docs/screenshots/."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=full_page)
+    if readme:
+        shrink_for_readme(path, README_SHOTS / f"{name}.png")
+    return path
+
+
+def shrink_for_readme(source: Path, target: Path, *, max_height: int = 1400) -> None:
+    """A committed copy kept small: cropped to `max_height` px and quantized to a 96-colour palette."""
+    from PIL import Image
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with Image.open(source) as img:
+        img = img.convert("RGB")
+        if img.height > max_height:
+            img = img.crop((0, 0, img.width, max_height))
+        img.quantize(colors=96, method=Image.Quantize.MEDIANCUT).save(target, optimize=True)
