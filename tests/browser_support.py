@@ -104,17 +104,33 @@ def wait_ready(page, timeout: float = 120_000) -> None:
     page.wait_for_selector(READY, timeout=timeout)
 
 
-def screenshot(page, name: str, *, readme: bool = False, full_page: bool = True) -> Path:
-    """Save a screenshot into test-artifacts/ (git-ignored); README copies go to docs/screenshots/."""
+def screenshot(page, name: str, *, readme: bool = False, full_page: bool = True, height: int | None = None) -> Path:
+    """Save a screenshot into test-artifacts/ (git-ignored); README copies go to docs/screenshots/.
+
+    Streamlit scrolls inside its main block, not the document, so a full-page shot grows the
+    viewport to the main block's height (capped) for the moment of the shot. `height` sets the
+    viewport height for the shot instead.
+    """
     ARTIFACTS.mkdir(exist_ok=True)
     path = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=full_page)
+    before = page.viewport_size
+    if full_page and height is None:
+        height = page.evaluate("() => (document.querySelector('[data-testid=stMain]') || document.body).scrollHeight")
+        height = min(max(int(height) + 40, before["height"]), 8000)
+    if height and height != before["height"]:
+        page.set_viewport_size({"width": before["width"], "height": height})
+        page.wait_for_timeout(600)  # charts and the data grid re-lay out
+    try:
+        page.screenshot(path=str(path))
+    finally:
+        if page.viewport_size != before:
+            page.set_viewport_size(before)
     if readme:
         shrink_for_readme(path, README_SHOTS / f"{name}.png")
     return path
 
 
-def shrink_for_readme(source: Path, target: Path, *, max_height: int = 1400) -> None:
+def shrink_for_readme(source: Path, target: Path, *, max_height: int = 1800) -> None:
     """A committed copy kept small: cropped to `max_height` px and quantized to a 96-colour palette."""
     from PIL import Image
 

@@ -88,6 +88,11 @@ def choose(page, label: str, option: str) -> None:
     page.wait_for_function("([el, v]) => el.value === v", arg=[box.locator("input").element_handle(), option])
 
 
+def scroll_to(locator) -> None:
+    """Bring an element to the top of Streamlit's scrolling main block."""
+    locator.first.evaluate("el => el.scrollIntoView({block: 'start'})")
+
+
 def scroll_to_top(page) -> None:
     page.get_by_role("heading", level=1).first.scroll_into_view_if_needed()
 
@@ -274,7 +279,7 @@ def test_browser_demo_golden_set_keyboard_and_readme_screenshots(app, tmp_path_f
         assert card(page, "cand-2").get_by_test_id("stBaseButton-primary").count() == 0
         page.get_by_role("textbox", name="Question", exact=True).fill("")
         scroll_to_top(page)
-        screenshot(page, "label", readme=True, full_page=False)
+        screenshot(page, "label", readme=True, full_page=False, height=1300)
 
         sidebar_go(page, "Golden set")
         expect_visible(page.get_by_test_id("stMetric").filter(has_text="62"))
@@ -287,12 +292,11 @@ def test_browser_demo_golden_set_keyboard_and_readme_screenshots(app, tmp_path_f
         page.get_by_role("button", name="Run evaluation").click()
         expect_visible(page.get_by_text(re.compile(r"Run #2 saved")))
         wait_ready(page)
-        page.get_by_role("heading", name="Results").scroll_into_view_if_needed()
-        page.wait_for_timeout(800)  # charts draw after the script finishes
-        screenshot(page, "evaluate", readme=True, full_page=False)
-        page.get_by_role("heading", name="Compare two runs").scroll_into_view_if_needed()
-        page.wait_for_timeout(500)
-        screenshot(page, "compare", readme=True, full_page=False)
+        page.get_by_test_id("stExpander").filter(has_text="first relevant").first.click()
+        scroll_to(page.get_by_role("heading", name="Results"))
+        screenshot(page, "evaluate", readme=True, full_page=False, height=1700)
+        scroll_to(page.get_by_role("heading", name="History"))
+        screenshot(page, "compare", readme=True, full_page=False, height=1100)
         screenshot(page, "evaluate-full")
     except BaseException:
         screenshot(page, "FAILED-demo")

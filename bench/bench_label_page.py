@@ -1,0 +1,95 @@
+"""Benchmark: rerun time of the Label page after a grade click, SciFact (5,183 docs) vs the sample
+corpus (116 docs), in one process, printed as a ratio (target <= 1.5x).
+
+Each corpus gets its own database under the bench data directory; the embedding cache is shared
+(`<home>/cache`), so only the very first run embeds SciFact (~6 min on 2 cores); later runs load it.
+Timing is AppTest's `click().run()`: the whole script rerun the click triggers, database write
+included, browser rendering excluded.
+
+    .venv/bin/python bench/bench_label_page.py [--home /tmp/bench-home] [--clicks 20]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SCIFACT = REPO.parent / "shared" / "datasets" / "scifact"
+CASES = [
+    ("sample (116 docs)", REPO / "sample_corpus", "How many vacation days do new employees get?"),
+    ("SciFact (5,183 docs)", SCIFACT, "Vitamin D supplementation reduces the risk of bone fractures in older adults"),
+]
+
+
+def time_label_page(home: Path, corpus: Path, question: str, clicks: int) -> dict[str, float]:
+    """Open the Label page on `corpus`, add `question`, then time `clicks` grade clicks."""
+    import streamlit as st
+    from streamlit.testing.v1 import AppTest
+
+    case_home = home / corpus.name
+    case_home.mkdir(parents=True, exist_ok=True)
+    for leftover in case_home.glob("labeler.db*"):
+        leftover.unlink()  # a fresh golden set each time, so every run does the same work
+    cache = case_home / "cache"
+    if not cache.exists():
+        cache.symlink_to(home / "cache", target_is_directory=True)
+    os.environ["LABELER_HOME"] = str(case_home)
+    os.environ["LABELER_CORPUS"] = str(corpus)
+    st.cache_resource.clear()
+
+    t0 = time.perf_counter()
+    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=1800)
+    at.run()
+    at.sidebar.text_input(key="annotator").input("bench").run()
+    at.text_input(key="new_question").input(question)
+    at.button(key="FormSubmitter:new-question-form-Add question").click().run()
+    assert not at.exception, at.exception
+    opened = time.perf_counter() - t0
+    first_doc = next(c.value for c in at.caption if c.value.startswith("`"))
+    n_candidates = sum(1 for b in at.button if b.key and b.key.startswith("cand-") and b.key.endswith("-g0"))
+
+    at.button(key="cand-0-g1").click().run()  # warm: first click after opening
+    times = []
+    for i in range(clicks):
+        key = f"cand-{i % n_candidates}-g{(i // n_candidates + i) % 4}"
+        t = time.perf_counter()
+        at.button(key=key).click().run()
+        times.append(time.perf_counter() - t)
+        assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
+    return {"median": statistics.median(times), "p90": sorted(times)[int(0.9 * (len(times) - 1))],
+            "open": opened, "candidates": n_candidates, "first": first_doc.split("`")[1]}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--home", type=Path, default=Path(os.environ.get("BENCH_HOME", "/tmp/bench-home")))
+    parser.add_argument("--clicks", type=int, default=20)
+    args = parser.parse_args()
+    if not SCIFACT.is_dir():
+        print(f"SciFact not found at {SCIFACT}; this benchmark needs ../shared/datasets.")
+        return 2
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    args.home.mkdir(parents=True, exist_ok=True)
+    (args.home / "cache").mkdir(exist_ok=True)
+    sys.path.insert(0, str(REPO))
+
+    results = {}
+    for name, corpus, question in CASES:
+        print(f"{name}: opening (SciFact embeds once, ~6 min, when {args.home / 'cache'} lacks it)…", flush=True)
+        results[name] = r = time_label_page(args.home, corpus, question, args.clicks)
+        print(f"  opened in {r['open']:.1f}s · {r['candidates']} candidates (first {r['first']}) · rerun after a grade click: "
+              f"median {r['median'] * 1000:.0f} ms, p90 {r['p90'] * 1000:.0f} ms ({args.clicks} clicks)", flush=True)
+    base, big = (results[name]["median"] for name, _, _ in CASES)
+    ratio = big / base
+    print(f"Label page rerun after a grade click: SciFact / sample = {big * 1000:.0f} ms / {base * 1000:.0f} ms "
+          f"= {ratio:.2f}x (target <= 1.5x: {'met' if ratio <= 1.5 else 'MISSED'})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
