@@ -73,8 +73,11 @@ with sample_tab:
 with path_tab:
     new = st.text_input("File or folder", key="open_path",
                         placeholder="/data/corpus.jsonl, a CSV, a BEIR folder, or a folder of .txt/.md files")
-    if st.button("Open", key="open-path", disabled=not new.strip()):
-        _open(svc.normalize_corpus_path(new.strip()))
+    if st.button("Open", key="open-path"):
+        if new.strip():
+            _open(svc.normalize_corpus_path(new.strip()))
+        else:
+            st.warning("Type the path of a file or folder on the server first.")
 with upload_tab:
     up = st.file_uploader("JSONL, CSV, or a zip of .txt/.md files", type=["jsonl", "json", "ndjson", "csv", "zip"],
                           key="corpus_upload")

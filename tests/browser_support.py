@@ -140,3 +140,58 @@ def shrink_for_readme(source: Path, target: Path, *, max_height: int = 1800) -> 
         if img.height > max_height:
             img = img.crop((0, 0, img.width, max_height))
         img.quantize(colors=96, method=Image.Quantize.MEDIANCUT).save(target, optimize=True)
+
+
+# --------------------------------------------------------------------------- AppTest support
+# (kept here with the browser helpers: both start the real app against a temporary data directory)
+
+APP = REPO / "app.py"
+
+
+@pytest.fixture(scope="session")
+def sample_embeddings(tmp_path_factory) -> Path:
+    """The sample corpus's embedding + index cache, built once per test session with the real model."""
+    from labeler.config import RunConfig
+    from labeler.paths import SAMPLE_CORPUS
+    from labeler.retrieval import open_retriever
+
+    root = tmp_path_factory.mktemp("sample-cache") / "cache"
+    root.mkdir()
+    retriever = open_retriever(SAMPLE_CORPUS, RunConfig(), cache_root=root)
+    retriever.bm25  # noqa: B018 - build the BM25 cache too
+    return root
+
+
+@pytest.fixture
+def app_home(sample_embeddings, monkeypatch) -> Path:
+    """$LABELER_HOME (the per-test directory conftest sets) with the sample embeddings copied in."""
+    import streamlit as st
+
+    home = Path(os.environ["LABELER_HOME"])
+    home.mkdir(parents=True, exist_ok=True)
+    import shutil
+
+    shutil.copytree(sample_embeddings, home / "cache", dirs_exist_ok=True)
+    monkeypatch.delenv("LABELER_CORPUS", raising=False)
+    st.cache_resource.clear()  # process-wide: never let one test's store or corpus leak into another
+    yield home
+    st.cache_resource.clear()
+
+
+def open_app(page: str | None = None, *, annotator: str | None = None):
+    """Run the app once (Label is the default page), optionally as `annotator` and on `page`."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(str(APP), default_timeout=120)
+    if annotator:
+        at.session_state["annotator"] = annotator
+    at.run()
+    assert not at.exception, at.exception
+    if page:
+        at.switch_page(page).run()
+        assert not at.exception, at.exception
+    return at
+
+
+def texts(elements) -> list[str]:
+    return [e.value for e in elements]

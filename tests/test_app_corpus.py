@@ -1,0 +1,78 @@
+"""AppTest: the Corpus page — what is open, the document browser, opening a bad path; and the
+upload check behind it (nothing half-loaded is kept)."""
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+from browser_support import app_home, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
+
+from labeler import app_service as svc
+from labeler.errors import CorpusError
+from labeler.paths import SAMPLE_CORPUS
+from storage.store import open_store
+
+PAGE = "pages/corpus.py"
+
+
+def test_corpus_page_shows_counts_model_index_and_browses(app_home):
+    at = open_app(PAGE)
+    values = {m.label: m.value for m in at.metric}
+    assert values["Documents"] == "116" and values["Chunks"] == "116" and values["Index"] == "flat"
+    assert "minilm" in values["Model"].lower()
+    at.text_input(key="browse_query").input("it-security-007").run()
+    assert list(at.dataframe[0].value["doc_id"]) == ["it-security-007"]
+    at.selectbox(key="browse_doc").set_value("it-security-007").run()
+    assert any("<img src=x onerror=alert(1)>" in t for t in texts(at.text))  # st.text: shown as text
+
+
+def test_corpus_open_a_missing_path_shows_the_error_and_keeps_the_corpus(app_home, tmp_path):
+    at = open_app(PAGE)
+    at.text_input(key="open_path").input(str(tmp_path / "nope.jsonl"))
+    at.button(key="open-path").click().run()
+    assert not at.exception
+    assert any("no such file" in e and "Hint:" in e for e in texts(at.error))
+    assert open_store().get_collection().corpus_path == str(SAMPLE_CORPUS.resolve())
+
+
+def test_corpus_open_another_path_records_it(app_home, tmp_path):
+    other = tmp_path / "tiny.csv"
+    other.write_text("id,title,text\na,Alpha,alpha text here\nb,Beta,beta text here\n", encoding="utf-8")
+    at = open_app(PAGE)
+    at.text_input(key="open_path").input(str(other))
+    at.button(key="open-path").click().run()
+    assert not at.exception, at.exception
+    assert any("2 documents, index ready" in m for m in texts(at.success))
+    assert open_store().get_collection().corpus_path == str(other.resolve())
+    again = open_app(PAGE)
+    assert {m.label: m.value for m in again.metric}["Documents"] == "2"
+
+
+def test_uploaded_corpus_with_a_bad_line_names_file_and_line_and_keeps_nothing(app_home):
+    data = b'{"doc_id": "a", "text": "fine"}\n{"doc_id": "a", "text": "again"}\n'
+    with pytest.raises(CorpusError) as err:
+        svc.save_uploaded_corpus("mine.jsonl", data, home=app_home)
+    assert str(err.value).startswith("mine.jsonl:2: duplicate document id")
+    assert [p.name for p in (app_home / "corpora").iterdir()] == []
+
+
+def test_uploaded_zip_of_text_files_is_kept_and_loads(app_home):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("notes/one.md", "# First\nbody one")
+        zf.writestr("two.txt", "body two")
+    path = svc.save_uploaded_corpus("notes.zip", buf.getvalue(), home=app_home)
+    from labeler.corpus import load_corpus
+
+    assert sorted(load_corpus(path).doc_ids()) == ["notes/one.md", "two.txt"]
+
+
+def test_uploaded_zip_escaping_its_folder_is_refused(app_home):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("../evil.txt", "x")
+    with pytest.raises(CorpusError, match="outside the archive"):
+        svc.save_uploaded_corpus("evil.zip", buf.getvalue(), home=app_home)
+    assert not (Path(app_home).parent / "evil.txt").exists()

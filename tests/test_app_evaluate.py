@@ -1,0 +1,88 @@
+"""AppTest: the Evaluate page — nothing to score yet, bad input, a run with metrics and CIs, per type,
+abstention, worst questions, history, and comparing two runs."""
+from __future__ import annotations
+
+from browser_support import app_home, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
+
+from labeler import app_service as svc
+from labeler.corpus import load_corpus
+from labeler.paths import SAMPLE_CORPUS
+from storage.store import open_store
+
+PAGE = "pages/evaluate.py"
+RUN = "FormSubmitter:run-config-Run evaluation"
+
+
+def load_demo():
+    svc.load_demo_golden(open_store(), load_corpus(SAMPLE_CORPUS), str(SAMPLE_CORPUS))
+
+
+def test_evaluate_empty_database_says_there_is_nothing_to_score(app_home):
+    at = open_app(PAGE)
+    assert any("No runs yet" in m for m in texts(at.info))
+    at.button(key=RUN).click().run()
+    assert not at.exception
+    assert any("no labelled question to score yet" in e and "Hint:" in e for e in texts(at.error))
+    assert open_store().list_runs() == []
+
+
+def test_evaluate_bad_threshold_and_bad_config_are_errors_not_crashes(app_home):
+    load_demo()
+    at = open_app(PAGE)
+    at.text_input(key="cfg_threshold").input("high")
+    at.button(key=RUN).click().run()
+    assert any("not a number" in e for e in texts(at.error))
+    at.text_input(key="cfg_threshold").input("")
+    at.selectbox(key="cfg_chunking").set_value("window")
+    at.number_input(key="cfg_chunk_overlap").set_value(500)  # overlap >= chunk size 200
+    at.button(key=RUN).click().run()
+    assert not at.exception
+    assert any("overlap" in e for e in texts(at.error))
+    assert open_store().list_runs() == []
+
+
+def test_evaluate_run_shows_metrics_per_type_abstention_worst_and_saves_it(app_home):
+    load_demo()
+    at = open_app(PAGE)
+    at.text_input(key="cfg_threshold").input("0.3")
+    at.button(key=RUN).click().run()
+    assert not at.exception, at.exception
+    assert any("Run #1 saved" in m for m in texts(at.success))
+    metrics = at.dataframe[0].value
+    assert list(metrics["metric"]) == ["recall@10", "precision@10", "mrr@10", "ndcg@10", "hit@10"]
+    assert ((metrics["ci95_low"] <= metrics["mean"]) & (metrics["mean"] <= metrics["ci95_high"])).all()
+    per_type = at.dataframe[1].value
+    assert set(per_type["query_type"]) >= {"numeric-fact", "policy-lookup"}
+    assert any("Unanswerable correctly left empty" in m.label for m in at.metric)
+    assert any("first relevant" in e.label for e in at.expander)
+    runs = open_store().list_runs()
+    assert len(runs) == 1 and runs[0].summary["abstention"]["threshold"] == 0.3
+    assert open_store().load_run(runs[0].run_id).config["abstain_threshold"] == 0.3
+
+
+def test_evaluate_second_run_is_compared_per_metric_and_per_question(app_home):
+    load_demo()
+    at = open_app(PAGE)
+    at.button(key=RUN).click().run()
+    assert any("Run a second config" in m for m in texts(at.info))
+    at.selectbox(key="cfg_retriever").set_value("bm25")
+    at.button(key=RUN).click().run()
+    assert not at.exception, at.exception
+    captions = texts(at.caption)
+    assert any("retriever: 'dense' → 'bm25'" in c for c in captions)
+    frames = {tuple(df.value.columns): df.value for df in at.dataframe}
+    compare = next(v for k, v in frames.items() if "p_value" in k)
+    assert list(compare["metric"]) == ["recall@10", "precision@10", "mrr@10", "ndcg@10"]
+    assert ((compare["p_value"] > 0) & (compare["p_value"] <= 1)).all()
+    changed = compare["B better"].sum() + compare["B worse"].sum()
+    assert changed > 0
+    history = next(v for k, v in frames.items() if "config" in k and "run" in k)
+    assert list(history["run"]) == [2, 1]
+
+
+def test_evaluate_cutoff_changes_the_table(app_home):
+    load_demo()
+    at = open_app(PAGE)
+    at.button(key=RUN).click().run()
+    at.selectbox(key="eval_cutoff").set_value(5).run()
+    assert list(at.dataframe[0].value["metric"])[0] == "recall@5"

@@ -1,0 +1,118 @@
+"""AppTest: the Golden set page — empty database, table and filters, edit, delete with confirmation,
+health; and the functions behind its downloads and upload (AppTest cannot read download bytes)."""
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+from browser_support import app_home, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
+
+from labeler import app_service as svc
+from labeler.corpus import load_corpus
+from labeler.errors import GoldenFormatError
+from labeler.golden import parse_golden_jsonl
+from labeler.paths import SAMPLE_CORPUS
+from storage.store import open_store
+
+PAGE = "pages/golden_set.py"
+
+
+def load_demo():
+    store = open_store()
+    corpus = load_corpus(SAMPLE_CORPUS)
+    svc.load_demo_golden(store, corpus, str(SAMPLE_CORPUS))
+    return store, corpus
+
+
+def test_golden_set_empty_database_explains_and_shows_zero_health(app_home):
+    at = open_app(PAGE)
+    assert any("No questions yet" in m for m in texts(at.info))
+    assert at.metric[0].value == "0"
+    downloads = at.get("download_button")
+    assert len(downloads) == 3 and all(d.proto.disabled for d in downloads)  # nothing to download yet
+
+
+def test_golden_set_table_filter_and_health(app_home):
+    load_demo()
+    at = open_app(PAGE)
+    table = at.dataframe[1].value if len(at.dataframe) > 1 else at.dataframe[0].value
+    assert len(table) == 62
+    assert at.metric[0].value == "62"
+    assert at.metric[1].value == "15%"  # 9 unanswerable of 62, inside the 10-20% target
+    at.text_input(key="golden_filter").input("vacation").run()
+    rows = svc.golden_rows(open_store().list_questions(), text="vacation")
+    assert 0 < len(rows) < 62
+    assert any(f"{len(rows)} of 62 questions" in c for c in texts(at.caption))
+
+
+def test_golden_set_edit_question(app_home):
+    load_demo()
+    at = open_app(PAGE)
+    at.selectbox(key="golden_edit_id").set_value("q-0002").run()
+    at.text_area(key="edit_text_q-0002").input("What is the nightly hotel limit on business trips?")
+    at.text_input(key="edit_type_q-0002").input("policy-lookup")
+    at.button(key="FormSubmitter:edit-q-0002-Save changes").click().run()
+    assert not at.exception
+    assert open_store().get_question("q-0002").text == "What is the nightly hotel limit on business trips?"
+    assert any("Saved q-0002" in m for m in texts(at.success))
+
+
+def test_golden_set_delete_asks_for_confirmation(app_home):
+    load_demo()
+    at = open_app(PAGE)
+    at.selectbox(key="golden_edit_id").set_value("q-0003").run()
+    at.button(key="delete-question").click().run()
+    assert open_store().get_question("q-0003") is not None  # not yet: only asked
+    assert any("cannot be undone" in w for w in texts(at.warning))
+    at.button(key="cancel-delete").click().run()
+    assert open_store().get_question("q-0003") is not None
+    at.button(key="delete-question").click().run()
+    at.button(key="confirm-delete").click().run()
+    assert not at.exception
+    assert open_store().get_question("q-0003") is None
+    assert any("Deleted q-0003" in m for m in texts(at.success))
+
+
+def test_golden_downloads_jsonl_trec_and_beir(app_home):
+    store, _ = load_demo()
+    files = svc.golden_downloads(store.export_golden())
+    jsonl, name, _ = files["jsonl"]
+    golden = parse_golden_jsonl(jsonl.decode("utf-8"))
+    assert name == "golden.jsonl" and len(golden) == 62
+    qrels, _, _ = files["trec"]
+    first = qrels.decode().splitlines()[0].split()
+    assert len(first) == 4 and first[1] == "0"
+    beir, _, _ = files["beir"]
+    with zipfile.ZipFile(io.BytesIO(beir)) as zf:
+        assert sorted(zf.namelist()) == ["qrels/test.tsv", "queries.jsonl"]
+        assert zf.read("qrels/test.tsv").decode().startswith("query-id\tcorpus-id\tscore")
+
+
+def test_golden_upload_lists_every_bad_line_and_imports_nothing(app_home):
+    store = open_store()
+    corpus = load_corpus(SAMPLE_CORPUS)
+    bad = io.BytesIO("\n".join([
+        json.dumps({"query_id": "a", "question": "ok?", "relevance": {"leave-001": 2}}),
+        json.dumps({"query_id": "b", "question": "", "relevance": {}}),
+        json.dumps({"query_id": "c", "question": "x?", "relevance": {"no-such-doc": 1}}),
+        "{broken",
+    ]).encode())
+    bad.name = "mine.jsonl"
+    try:
+        svc.import_golden_file(store, bad, corpus, str(SAMPLE_CORPUS))
+    except GoldenFormatError as exc:
+        assert [p.line for p in exc.problems] == [2, 3, 4]
+        assert exc.path == "mine.jsonl"
+    else:
+        raise AssertionError("a bad file was imported")
+    assert store.get_collection() is None or store.list_questions() == []
+
+
+def test_golden_upload_good_file_imports(app_home):
+    store = open_store()
+    corpus = load_corpus(SAMPLE_CORPUS)
+    good = io.BytesIO((SAMPLE_CORPUS / "golden.jsonl").read_bytes())
+    good.name = "golden.jsonl"
+    summary = svc.import_golden_file(store, good, corpus, str(SAMPLE_CORPUS))
+    assert summary.n_questions == 62 and len(store.list_questions()) == 62

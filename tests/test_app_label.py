@@ -1,0 +1,145 @@
+"""AppTest: the Label page's states — first start, no annotator, no questions, grading, search, errors."""
+from __future__ import annotations
+
+from browser_support import app_home, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
+
+from labeler.paths import SAMPLE_CORPUS
+from storage.store import open_store
+
+QUESTION = "How many vacation days do new employees get?"
+
+
+def add_question(at, text: str = QUESTION, query_type: str = "numeric-fact"):
+    at.text_input(key="new_question").input(text)
+    at.selectbox(key="new_question_type").set_value(query_type)
+    at.button(key="FormSubmitter:new-question-form-Add question").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def candidate_doc(at, n: int) -> str:
+    """The doc id candidate card n shows (its caption starts with the id in backticks)."""
+    captions = [c.value for c in at.caption if c.value.startswith("`")]
+    return captions[n].split("`")[1]
+
+
+def test_label_first_start_opens_sample_corpus_and_offers_demo(app_home):
+    at = open_app()
+    assert at.button(key="load-demo")
+    assert any("Annotator" in m for m in texts(at.info))
+    coll = open_store().get_collection()
+    assert coll.corpus_path == str((SAMPLE_CORPUS).resolve())  # recorded on first start
+
+
+def test_label_no_questions_yet_explains_what_to_do(app_home):
+    at = open_app(annotator="asha")
+    assert any("No questions yet" in m for m in texts(at.info))
+
+
+def test_label_load_demo_golden_set_opens_first_question(app_home):
+    at = open_app(annotator="asha")
+    at.button(key="load-demo").click().run()
+    assert not at.exception
+    assert any("Loaded 62 questions" in m for m in texts(at.success))
+    assert at.session_state["q"] == "q-0001"
+    assert not [b for b in at.button if b.key == "load-demo"]  # offered only to an empty database
+
+
+def test_label_grade_click_is_saved_at_once_and_survives_a_new_session(app_home):
+    at = add_question(open_app(annotator="asha"))
+    doc0, doc1 = candidate_doc(at, 0), candidate_doc(at, 1)
+    assert "dense #" in at.markdown[0].value or any("dense #" in m.value for m in at.markdown)
+    at.button(key="cand-0-g3").click().run()
+    at.button(key="cand-1-g0").click().run()
+    assert not at.exception
+    grades = {j.doc_id: (j.grade, j.annotator) for j in open_store().judgments(query_id="q-0001")}
+    assert grades == {doc0: (3, "asha"), doc1: (0, "asha")}
+
+    again = open_app(annotator="asha")  # a new session: nothing comes from session state
+    assert again.button(key="cand-0-g3").proto.type == "primary"
+    assert again.button(key="cand-1-g0").proto.type == "primary"
+    assert any("Questions done: 1 / 1" in p.proto.text for p in again.get("progress"))
+
+
+def test_label_clear_removes_only_my_grade(app_home):
+    at = add_question(open_app(annotator="asha"))
+    at.button(key="cand-0-g2").click().run()
+    at.button(key="cand-0-clear").click().run()
+    assert open_store().judgments(query_id="q-0001") == []
+
+
+def test_label_keyword_search_adds_a_document_no_retriever_found(app_home):
+    at = add_question(open_app(annotator="asha"))
+    shown = {candidate_doc(at, i) for i in range(len([c for c in at.caption if c.value.startswith("`")]))}
+    target = next(d for d in ("onboarding-001", "travel-001", "payroll-001") if d not in shown)
+    at.text_input(key="keyword").input(target).run()
+    at.button(key="hit-0-g2").click().run()
+    assert not at.exception
+    grades = {j.doc_id: j.grade for j in open_store().judgments(query_id="q-0001")}
+    assert grades == {target: 2}
+    n = len([c for c in at.caption if c.value.startswith("`")])
+    assert target in [candidate_doc(at, i) for i in range(n)]  # now a candidate of the question
+    assert any(":green-badge[added]" in m.value for m in at.markdown)
+
+
+def test_label_keyboard_bar_grades_the_focused_candidate_and_moves_on(app_home):
+    at = add_question(open_app(annotator="asha"))
+    at.button(key="focus-next").click().run()
+    assert at.session_state["focus"] == 1
+    at.button(key="key-grade-2").click().run()
+    assert {j.doc_id: j.grade for j in open_store().judgments()} == {candidate_doc(at, 1): 2}
+    assert at.session_state["focus"] == 2
+
+
+def test_label_mark_unanswerable_refused_while_a_document_is_relevant(app_home):
+    at = add_question(open_app(annotator="asha"))
+    at.button(key="cand-0-g2").click().run()
+    at.button(key="unanswerable").click().run()
+    assert not at.exception
+    assert any("graded relevant" in e for e in texts(at.error))
+    assert not open_store().get_question("q-0001").unanswerable
+
+
+def test_label_unanswerable_question_disables_relevant_grades(app_home):
+    at = add_question(open_app(annotator="asha"), "Can I keep a pet snake at my desk?", "policy-lookup")
+    at.button(key="unanswerable").click().run()
+    assert open_store().get_question("q-0001").unanswerable
+    assert at.button(key="cand-0-g2").disabled and not at.button(key="cand-0-g0").disabled
+    assert any("unanswerable" in w for w in texts(at.warning))
+
+
+def test_label_shuffle_keeps_the_candidates_in_another_stable_order(app_home):
+    at = add_question(open_app(annotator="asha"))
+    n = len([c for c in at.caption if c.value.startswith("`")])
+    ranked = [candidate_doc(at, i) for i in range(n)]
+    at.toggle(key="shuffle").set_value(True).run()
+    mixed = [candidate_doc(at, i) for i in range(n)]
+    assert sorted(mixed) == sorted(ranked) and mixed != ranked
+    at.run()
+    assert [candidate_doc(at, i) for i in range(n)] == mixed
+
+
+def test_label_previous_next_move_between_questions(app_home):
+    at = add_question(open_app(annotator="asha"))
+    at = add_question(at, "Who approves travel?", "policy-lookup")
+    assert at.session_state["q"] == "q-0002"
+    at.button(key="prev-question").click().run()
+    assert at.session_state["q"] == "q-0001"
+    at.button(key="next-question").click().run()
+    assert at.session_state["q"] == "q-0002"
+
+
+def test_label_corpus_error_is_shown_not_raised(app_home, tmp_path, monkeypatch):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"doc_id": "a", "text": "fine"}\n{"doc_id": "b", "text": \n', encoding="utf-8")
+    monkeypatch.setenv("LABELER_CORPUS", str(bad))
+    at = open_app(annotator="asha")
+    errors = texts(at.error)
+    assert errors and "bad.jsonl:2" in errors[0] and "Hint:" in errors[0]
+
+
+def test_label_empty_question_is_refused_with_a_message(app_home):
+    at = open_app(annotator="asha")
+    at.button(key="FormSubmitter:new-question-form-Add question").click().run()
+    assert any("Write the question first" in w for w in texts(at.warning))
+    assert open_store().list_questions() == []
