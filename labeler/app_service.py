@@ -406,8 +406,8 @@ def per_type_rows(report, k: int) -> list[dict[str, Any]]:
 def sweep_rows(record) -> list[dict[str, Any]]:
     """The abstention sweep of a saved run: threshold -> shares abstained on."""
     abstention = record.summary.get("abstention") or {}
-    return [{"threshold": p["threshold"], "unanswerable abstained (correct)": p["unanswerable_abstained"],
-             "answerable abstained (wrong)": p["answerable_abstained"]}
+    return [{"threshold": p["threshold"], "unanswerable left empty": p["unanswerable_abstained"],
+             "answerable left empty": p["answerable_abstained"]}
             for p in abstention.get("sweep", [])]
 
 

@@ -95,7 +95,7 @@ st.container(key="metrics").dataframe(
 types = svc.per_type_rows(report, cutoff)
 if types:
     st.markdown(f"**Per query type** (@{cutoff})")
-    t1, t2 = st.columns([3, 2])
+    t1, t2 = st.columns([1, 1])
     frame = pd.DataFrame(types)
     t1.dataframe(frame, hide_index=True, key="per_type_table",
                  column_config={m: st.column_config.NumberColumn(format="%.3f") for m in svc.headline_measures(cutoff)})
@@ -165,6 +165,6 @@ better = [r for r in changes if r["direction"] == "better"]
 worse = [r for r in changes if r["direction"] == "worse"]
 w1, w2 = st.columns(2)
 w1.markdown(f"**Better in B** ({len(better)})")
-w1.dataframe(pd.DataFrame(better, columns=["query_id", "question", "change"]), hide_index=True, key="better_table")
+w1.dataframe(pd.DataFrame(better, columns=["query_id", "change", "question"]), hide_index=True, key="better_table")
 w2.markdown(f"**Worse in B** ({len(worse)})")
-w2.dataframe(pd.DataFrame(worse, columns=["query_id", "question", "change"]), hide_index=True, key="worse_table")
+w2.dataframe(pd.DataFrame(worse, columns=["query_id", "change", "question"]), hide_index=True, key="worse_table")

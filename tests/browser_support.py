@@ -148,18 +148,27 @@ def shrink_for_readme(source: Path, target: Path, *, max_height: int = 1800) -> 
 APP = REPO / "app.py"
 
 
+_built: dict[str, Path] = {}
+
+
 @pytest.fixture(scope="session")
 def sample_embeddings(tmp_path_factory) -> Path:
-    """The sample corpus's embedding + index cache, built once per test session with the real model."""
+    """The sample corpus's embedding + index cache, built once per test session with the real model.
+
+    Each test module imports this fixture, which registers it once per module; the memo makes
+    the build happen once per session all the same.
+    """
     from labeler.config import RunConfig
     from labeler.paths import SAMPLE_CORPUS
     from labeler.retrieval import open_retriever
 
-    root = tmp_path_factory.mktemp("sample-cache") / "cache"
-    root.mkdir()
-    retriever = open_retriever(SAMPLE_CORPUS, RunConfig(), cache_root=root)
-    retriever.bm25  # noqa: B018 - build the BM25 cache too
-    return root
+    if "sample" not in _built or not _built["sample"].is_dir():
+        root = tmp_path_factory.mktemp("sample-cache") / "cache"
+        root.mkdir()
+        retriever = open_retriever(SAMPLE_CORPUS, RunConfig(), cache_root=root)
+        retriever.bm25  # noqa: B018 - build the BM25 cache too
+        _built["sample"] = root
+    return _built["sample"]
 
 
 @pytest.fixture
