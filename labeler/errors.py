@@ -70,6 +70,20 @@ class GoldenFormatError(InputError):
         prefix = f"{self.path}:" if self.path else "line "
         return "\n".join(f"{prefix}{p.line}: {p.reason}" for p in self.problems)
 
+    def summary(self, max_shown: int = 20) -> str:
+        """The first `max_shown` bad lines, then a count and the hint.
+
+        A file with one bad line gives exactly one line: `file:line: reason. Hint: ...`.
+        """
+        lines = self.report().split("\n")
+        hint = f" Hint: {self.hint}" if self.hint else ""
+        if len(lines) == 1:
+            return lines[0] + "." * (not lines[0].endswith(".")) + hint
+        shown = lines[:max_shown]
+        if len(lines) > max_shown:
+            shown.append(f"... and {len(lines) - max_shown} more")
+        return "\n".join(shown) + f"\n{len(self.problems)} bad lines; nothing was imported.{hint}"
+
 
 class ConfigError(LabelerError):
     """A run configuration or option value is invalid."""

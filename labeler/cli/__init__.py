@@ -33,8 +33,8 @@ def handle_errors(fn):
         try:
             return fn(*args, **kwargs)
         except LabelerError as exc:
-            report = getattr(exc, "report", None)
-            raise UserError(report() if callable(report) else str(exc)) from exc
+            summary = getattr(exc, "summary", None)  # files with many bad lines: the first few, a count, the hint
+            raise UserError(summary() if callable(summary) else str(exc)) from exc
 
     return wrapper
 

@@ -16,21 +16,6 @@ MAX_SHOWN = 20  # bad lines printed; the rest are counted
 DB_HELP = "Database URL or SQLite file (default: $LABELER_HOME/labeler.db, i.e. .labeler/ in the cwd)."
 
 
-def format_golden_error(exc: GoldenFormatError) -> str:
-    """One line per bad line (`file:line: reason`, the first MAX_SHOWN), then a count and the hint.
-
-    A file with one bad line gives exactly one line: `file:line: reason. Hint: ...`.
-    """
-    lines = exc.report().split("\n")
-    hint = f" Hint: {exc.hint}" if exc.hint else ""
-    if len(lines) == 1:
-        return lines[0] + "." * (not lines[0].endswith(".")) + hint
-    shown = lines[:MAX_SHOWN]
-    if len(lines) > MAX_SHOWN:
-        shown.append(f"... and {len(lines) - MAX_SHOWN} more")
-    return "\n".join(shown) + f"\n{len(exc.problems)} bad lines; nothing was imported.{hint}"
-
-
 @cli.command("import")
 @click.argument("golden", type=click.Path(path_type=Path))
 @click.option("--corpus", type=click.Path(path_type=Path), default=None,
@@ -54,7 +39,7 @@ def import_command(golden: Path, corpus: Path | None, collection: str, db_url: s
     try:
         golden_set = read_golden(golden, keep_scale=keep_scale, doc_ids=doc_ids)
     except GoldenFormatError as exc:
-        raise UserError(format_golden_error(exc)) from exc
+        raise UserError(exc.summary(MAX_SHOWN)) from exc
 
     store = open_store(db_url)
     try:
