@@ -80,12 +80,23 @@ def card_doc_id(page, key: str) -> str:
 
 
 def choose(page, label: str, option: str) -> None:
-    """Pick an option of a Streamlit selectbox by its label."""
-    box = page.get_by_test_id("stSelectbox").filter(has_text=label).first
-    box.locator("input").click()
-    page.keyboard.type(option)
-    page.get_by_role("option", name=option, exact=True).click()
-    page.wait_for_function("([el, v]) => el.value === v", arg=[box.locator("input").element_handle(), option])
+    """Pick an option of a Streamlit selectbox by its label.
+
+    The field shows typed text before anything is chosen, so its value alone proves nothing;
+    after a blur, an uncommitted choice reverts to the previous one. So: choose, blur, check,
+    and try again if the click landed while the list was still settling.
+    """
+    field = page.get_by_test_id("stSelectbox").filter(has_text=label).first.locator("input")
+    for _ in range(3):
+        field.click()
+        field.fill(option)
+        page.get_by_role("option", name=option, exact=True).click()
+        field.blur()
+        page.wait_for_timeout(300)
+        wait_ready(page)
+        if field.input_value() == option:
+            return
+    raise AssertionError(f"could not choose {option!r} in {label!r}: the field shows {field.input_value()!r}")
 
 
 def scroll_to(locator) -> None:
