@@ -8,7 +8,7 @@ PORT ?= 8501
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: install run test test-slow bench chromium clean
+.PHONY: install run test test-slow bench screenshots chromium clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +32,9 @@ test: install chromium
 
 test-slow: install
 	$(PY) -m pytest -m slow
+
+screenshots: install chromium
+	UPDATE_README_SCREENSHOTS=1 $(PY) -m pytest -m browser -k readme_screenshots tests/test_browser_journey.py
 
 bench: install
 	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

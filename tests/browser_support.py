@@ -105,7 +105,7 @@ def wait_ready(page, timeout: float = 120_000) -> None:
 
 
 def screenshot(page, name: str, *, readme: bool = False, full_page: bool = True, height: int | None = None) -> Path:
-    """Save a screenshot into test-artifacts/ (git-ignored); README copies go to docs/screenshots/.
+    """Save a screenshot into test-artifacts/ (git-ignored); with UPDATE_README_SCREENSHOTS=1, README copies too.
 
     Streamlit scrolls inside its main block, not the document, so a full-page shot grows the
     viewport to the main block's height (capped) for the moment of the shot. `height` sets the
@@ -125,7 +125,8 @@ def screenshot(page, name: str, *, readme: bool = False, full_page: bool = True,
     finally:
         if page.viewport_size != before:
             page.set_viewport_size(before)
-    if readme:
+    # README copies are refreshed on request only, so `make test` leaves the tree clean.
+    if readme and os.environ.get("UPDATE_README_SCREENSHOTS"):
         shrink_for_readme(path, README_SHOTS / f"{name}.png")
     return path
 
