@@ -6,7 +6,7 @@ Each corpus gets its own database under the bench data directory; the embedding 
 Timing is AppTest's `click().run()`: the whole script rerun the click triggers, database write
 included, browser rendering excluded.
 
-    .venv/bin/python bench/bench_label_page.py [--home /tmp/bench-home] [--clicks 20]
+    .venv/bin/python bench/bench_label_page.py [--home DIR (default $BENCH_HOME)] [--clicks 20]
 """
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-SCIFACT = REPO.parent / "shared" / "datasets" / "scifact"
+from _common import BENCH_HOME, DATASETS, REPO
+
+SCIFACT = DATASETS / "scifact"
 CASES = [
     ("sample (116 docs)", REPO / "sample_corpus", "How many vacation days do new employees get?"),
     ("SciFact (5,183 docs)", SCIFACT, "Vitamin D supplementation reduces the risk of bone fractures in older adults"),
@@ -66,7 +67,7 @@ def time_label_page(home: Path, corpus: Path, question: str, clicks: int) -> dic
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--home", type=Path, default=Path(os.environ.get("BENCH_HOME", "/tmp/bench-home")))
+    parser.add_argument("--home", type=Path, default=BENCH_HOME)
     parser.add_argument("--clicks", type=int, default=20)
     args = parser.parse_args()
     if not SCIFACT.is_dir():
