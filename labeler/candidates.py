@@ -65,7 +65,7 @@ def shuffled(candidates: Sequence[Candidate], seed: str) -> list[Candidate]:
     return out
 
 
-_TERM = re.compile(r"\w+", re.UNICODE)
+_TERM = re.compile(r"[\w\u0900-\u0DFF]+")  # Indic vowel signs belong to their word (see lexical)
 
 
 def query_terms(text: str) -> list[str]:

@@ -12,6 +12,10 @@ from pathlib import Path
 import numpy as np
 
 K1, B = 0.9, 0.4
+# bm25s's default `\b\w\w+\b` cuts Indic words at every vowel sign (a combining mark is not
+# `\w`): "छुट्टी" became nothing and "कार्यालय" became "लय". Marks of the Indic blocks
+# (U+0900-U+0DFF) count as word characters here; for other scripts this is the default.
+TOKEN_PATTERN = r"(?u)[\w\u0900-\u0DFF]{2,}"
 
 
 @functools.lru_cache(maxsize=1)
@@ -25,8 +29,8 @@ def tokenize(texts: Sequence[str]) -> list[list[str]]:
     """Lower-cased, stop-worded, stemmed tokens (as strings) per text."""
     import bm25s
 
-    return bm25s.tokenize(list(texts), stopwords="en", stemmer=_stemmer(), return_ids=False,
-                          show_progress=False)
+    return bm25s.tokenize(list(texts), token_pattern=TOKEN_PATTERN, stopwords="en", stemmer=_stemmer(),
+                          return_ids=False, show_progress=False)
 
 
 class BM25Index:
@@ -40,8 +44,8 @@ class BM25Index:
         import bm25s
 
         model = bm25s.BM25(method="lucene", k1=K1, b=B)
-        model.index(bm25s.tokenize(list(texts), stopwords="en", stemmer=_stemmer(), show_progress=False),
-                    show_progress=False)
+        model.index(bm25s.tokenize(list(texts), token_pattern=TOKEN_PATTERN, stopwords="en",
+                                   stemmer=_stemmer(), show_progress=False), show_progress=False)
         return cls(model)
 
     def save(self, folder: Path) -> None:

@@ -29,6 +29,7 @@ from labeler.paths import cache_dir
 
 Progress = Callable[[int, int, str], None]
 CACHE_FORMAT = 1
+BM25_FORMAT = 2  # 2: Indic scripts tokenized whole (labeler.lexical.TOKEN_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -150,7 +151,7 @@ class Retriever:
         """BM25 over the same chunk texts; built on first use and cached on disk."""
         from labeler.lexical import BM25Index
 
-        folder = self.cache_path.parent / f"bm25-{_key({**self.config.embedding_key_parts(), 'model': None, 'corpus': self.corpus.fingerprint, 'v': CACHE_FORMAT})}"
+        folder = self.cache_path.parent / f"bm25-{_key({**self.config.embedding_key_parts(), 'model': None, 'corpus': self.corpus.fingerprint, 'v': BM25_FORMAT})}"
         if (folder / "params.index.json").exists():
             try:
                 return BM25Index.load(folder)

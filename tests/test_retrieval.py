@@ -110,3 +110,15 @@ def test_keyword_search_finds_by_id_then_title_then_text():
     assert [d.doc_id for d in keyword_search(corpus, "Vacation")] == ["leave-001", "leave-002"]
     assert [d.doc_id for d in keyword_search(corpus, "hotel limit")] == ["travel-001"]
     assert keyword_search(corpus, "   ") == []
+
+
+def test_bm25_and_keyword_terms_keep_devanagari_words_whole(fake_encoder_factory, tmp_path):
+    from labeler.candidates import query_terms
+    from labeler.lexical import tokenize
+
+    # "छुट्टी" (leave) has vowel signs, which are not \w: a plain \w+ split would cut it up.
+    assert "छुट्टी" in tokenize(["हर साल 25 दिन की छुट्टी"])[0]
+    assert "छुट्टी" in query_terms("कितनी छुट्टी?")
+    corpus = Corpus(DOCS.documents + (Document("hi", "छुट्टी नीति", "हर कर्मचारी को 25 दिन की छुट्टी"),))
+    retriever, _ = make(fake_encoder_factory, tmp_path, PLAIN.with_(retriever="bm25"), corpus)
+    assert [h.doc_id for h in retriever.search("छुट्टी")] == ["hi"]
