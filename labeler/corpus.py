@@ -43,7 +43,7 @@ class Corpus:
 
     documents: tuple[Document, ...]
     source: str = ""
-    skipped: tuple[str, ...] = ()  # ids of empty documents left out of a BEIR collection
+    empty: tuple[str, ...] = ()  # ids of documents with neither title nor text (kept; BEIR collections only)
 
     @cached_property
     def fingerprint(self) -> str:
@@ -122,14 +122,14 @@ def _check_text(doc_id: str, text: Any, source: str, line: int) -> str:
     return text
 
 
-def parse_jsonl_corpus(text: str, *, source: str = "<string>", skip_empty: bool = False) -> Corpus:
+def parse_jsonl_corpus(text: str, *, source: str = "<string>", allow_empty: bool = False) -> Corpus:
     """Parse JSONL: one object per line with an id (`doc_id`, `_id` or `id`), `text`, optional
     `title` and `metadata`; any other field is kept as metadata.
 
-    With `skip_empty`, documents with neither title nor text are left out (their ids are kept in
-    `Corpus.skipped`) instead of being an error.
+    With `allow_empty`, a document with empty text is kept instead of being an error (ids of those
+    with neither title nor text are listed in `Corpus.empty`).
     """
-    skipped: list[str] = []
+    empty: list[str] = []
 
     def docs():
         # split on "\n" only: JSON strings may hold U+2028, which splitlines() would cut at.
@@ -160,11 +160,11 @@ def parse_jsonl_corpus(text: str, *, source: str = "<string>", skip_empty: bool 
             if not isinstance(title, str):
                 raise CorpusError(f"document {doc_id!r}: 'title' must be a string", path=source,
                                   line=n, hint="store the title as a JSON string.")
-            if skip_empty and not str(obj.get("text") or "").strip() and not title.strip():
-                skipped.append(doc_id)
-                continue
             body = obj.pop("text")
-            if not (skip_empty and isinstance(body, str) and title.strip()):  # BEIR: a title is enough
+            if allow_empty and isinstance(body, str):
+                if not body.strip() and not title.strip():
+                    empty.append(doc_id)
+            else:
                 body = _check_text(doc_id, body, source, n)
             metadata = obj.pop("metadata", None) or {}
             if not isinstance(metadata, dict):
@@ -175,7 +175,7 @@ def parse_jsonl_corpus(text: str, *, source: str = "<string>", skip_empty: bool 
             yield Document(doc_id, title, body, {**obj, **metadata}), n
 
     corpus = _build(docs(), source)
-    return Corpus(corpus.documents, source=source, skipped=tuple(skipped)) if skipped else corpus
+    return Corpus(corpus.documents, source=source, empty=tuple(empty)) if empty else corpus
 
 
 def parse_csv_corpus(text: str, *, source: str = "<string>") -> Corpus:
@@ -243,8 +243,9 @@ def load_corpus(path: str | Path) -> Corpus:
         beir = p / "corpus.jsonl"
         if beir.is_file():
             # A BEIR collection is reference data the user cannot fix (Cranfield has two
-            # documents with neither title nor text): leave such documents out and say so.
-            return parse_jsonl_corpus(_decode(beir.read_bytes(), str(beir)), source=str(beir), skip_empty=True)
+            # documents with neither title nor text). Keep them, so collection statistics
+            # (BM25's N and average length) are the collection's own, and say so.
+            return parse_jsonl_corpus(_decode(beir.read_bytes(), str(beir)), source=str(beir), allow_empty=True)
         return load_text_folder(p)
     data = p.read_bytes()
     text = _decode(data, str(p))

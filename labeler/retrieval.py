@@ -106,12 +106,41 @@ class Retriever:
         parts = {**config.embedding_key_parts(), "model": identity, "corpus": corpus.fingerprint, "v": CACHE_FORMAT}
         self.cache_path = (cache_root or cache_dir()) / f"emb-{_key(parts)}"
         self.cache_path.mkdir(parents=True, exist_ok=True)
-        self.vectors = self._load_or_embed(parts, progress)
-        self.index = self._load_or_build_index()
+        self._embedding_parts = parts
+        self._vectors: np.ndarray | None = None
+        self._index = None
+        self._build_lock = threading.RLock()
         self._filter_cache: dict[tuple, np.ndarray] = {}
         self._lock = threading.Lock()
+        # Build what the config searches with now, with progress; a BM25-only run never embeds
+        # (the dense side is still built on first use, e.g. for pooled candidates).
+        if config.retriever == "bm25":
+            self.bm25  # noqa: B018
+        else:
+            self._open_dense(progress)
 
     # -- building -------------------------------------------------------------------------
+    def _open_dense(self, progress: Progress | None = None) -> None:
+        with self._build_lock:
+            if self._vectors is None:
+                self._vectors = self._load_or_embed(self._embedding_parts, progress)
+            if self._index is None:
+                self._index = self._load_or_build_index()
+
+    @property
+    def vectors(self) -> np.ndarray:
+        """Normalized chunk vectors (loaded from the cache or embedded on first use)."""
+        if self._vectors is None:
+            self._open_dense()
+        return self._vectors
+
+    @property
+    def index(self):
+        """The FAISS index over `vectors`."""
+        if self._index is None:
+            self._open_dense()
+        return self._index
+
     def _load_or_embed(self, parts: dict, progress: Progress | None) -> np.ndarray:
         t0 = time.perf_counter()
         path = self.cache_path / "vectors.npy"
@@ -176,7 +205,8 @@ class Retriever:
     def info(self) -> dict:
         """Counts and settings to show a user."""
         return {"documents": len(self.corpus), "chunks": len(self.chunks), "model": self.config.model,
-                "dimension": int(self.vectors.shape[1]), "index": self.config.index,
+                "dimension": int(self._vectors.shape[1]) if self._vectors is not None else None,
+                "index": self.config.index if self._index is not None else "none (BM25 only)",
                 "cache": str(self.cache_path), "corpus_fingerprint": self.corpus.fingerprint}
 
     # -- filtering ------------------------------------------------------------------------

@@ -130,12 +130,13 @@ def test_document_metadata_is_read_only():
         doc.metadata["section"] = "travel"
 
 
-def test_load_corpus_leaves_out_empty_documents_of_a_beir_folder_and_says_so(tmp_path):
+def test_load_corpus_keeps_empty_documents_of_a_beir_folder_and_says_so(tmp_path):
     (tmp_path / "corpus.jsonl").write_text(
         '{"_id": "1", "title": "T", "text": "body"}\n{"_id": "2", "title": "", "text": ""}\n'
         '{"_id": "3", "title": "Title only", "text": ""}\n', encoding="utf-8")
     corpus = load_corpus(tmp_path)
-    assert sorted(corpus.doc_ids()) == ["1", "3"] and corpus.skipped == ("2",)
+    # Kept, so the collection's statistics (BM25's N and average length) stay its own.
+    assert sorted(corpus.doc_ids()) == ["1", "2", "3"] and corpus.empty == ("2",)
     # The same file given directly is the user's own file: an empty document is an error there.
     with pytest.raises(CorpusError, match="'2' has empty text"):
         load_corpus(tmp_path / "corpus.jsonl")

@@ -122,3 +122,12 @@ def test_bm25_and_keyword_terms_keep_devanagari_words_whole(fake_encoder_factory
     corpus = Corpus(DOCS.documents + (Document("hi", "छुट्टी नीति", "हर कर्मचारी को 25 दिन की छुट्टी"),))
     retriever, _ = make(fake_encoder_factory, tmp_path, PLAIN.with_(retriever="bm25"), corpus)
     assert [h.doc_id for h in retriever.search("छुट्टी")] == ["hi"]
+
+
+def test_retriever_bm25_only_never_embeds_until_dense_is_asked_for(fake_encoder_factory, tmp_path):
+    retriever, encoder = make(fake_encoder_factory, tmp_path, PLAIN.with_(retriever="bm25"))
+    assert [h.doc_id for h in retriever.search("hotel")] == ["b"]
+    assert encoder.calls == 0 and retriever.info["dimension"] is None
+    # Pooled candidates need the dense side: it is built then, once.
+    pool_candidates(retriever, "hotel")
+    assert retriever.stats.embedded and encoder.encoded == 4 + 1

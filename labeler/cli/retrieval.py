@@ -56,15 +56,19 @@ def index_command(corpus: str, **options) -> None:
     config = config_from_options(options)
     t0 = time.perf_counter()
     retriever = open_with_progress(corpus, config)
-    if config.retriever in ("bm25", "hybrid"):
+    if config.retriever == "hybrid":
         retriever.bm25  # noqa: B018 - build and cache the BM25 index too
     info = retriever.info
-    what = "embedded" if retriever.stats.embedded else "reused cached embeddings for"
-    click.echo(f"{what} {info['documents']} documents as {info['chunks']} chunks "
-               f"({info['model']}, {info['dimension']} dims, {info['index']} index) "
-               f"in {time.perf_counter() - t0:.1f}s")
-    if retriever.corpus.skipped:
-        click.echo(f"left out {len(retriever.corpus.skipped)} empty documents: {', '.join(retriever.corpus.skipped[:10])}")
+    seconds = time.perf_counter() - t0
+    if config.retriever == "bm25":
+        click.echo(f"BM25 index over {info['documents']} documents as {info['chunks']} chunks in {seconds:.1f}s")
+    else:
+        what = "embedded" if retriever.stats.embedded else "reused cached embeddings for"
+        click.echo(f"{what} {info['documents']} documents as {info['chunks']} chunks "
+                   f"({info['model']}, {info['dimension']} dims, {info['index']} index) in {seconds:.1f}s")
+    if retriever.corpus.empty:
+        click.echo(f"note: {len(retriever.corpus.empty)} documents have neither title nor text: "
+                   f"{', '.join(retriever.corpus.empty[:10])}")
     click.echo(f"cache: {info['cache']}")
     click.echo(f"corpus fingerprint: {info['corpus_fingerprint']}")
 

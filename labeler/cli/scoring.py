@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import click
 
 from labeler.cli import EXIT_BAR_MISSED, cli, handle_errors
+from labeler.cli.options import config_options
 from labeler.errors import ConfigError
 
 DEFAULT_CUTOFFS = "1,3,5,10,100"
@@ -242,6 +243,7 @@ def score_command(golden: str, run_file: str, cutoffs: str, abstain_threshold: f
 @click.option("--cutoffs", default=DEFAULT_CUTOFFS, show_default=True, help="Metric cutoffs, comma-separated.")
 @click.option("--save-run", type=click.Path(dir_okay=False), default=None, help="Also write the ranking as a TREC run file.")
 @common_options
+@config_options
 @handle_errors
 def eval_command(corpus: str, golden: str, k: int, cutoffs: str, save_run: str | None, as_json: bool,
                  min_grade: int, keep_scale: bool, fail_under: tuple[str, ...], worst_by: str | None,
