@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import re
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -72,3 +73,13 @@ class FakeEncoder:
 @pytest.fixture
 def fake_encoder_factory():
     return FakeEncoder
+
+
+def snapshot(db: Path) -> dict[str, list[tuple]]:
+    """Every row of every table of a SQLite file, to check a database is unchanged."""
+    con = sqlite3.connect(db)
+    try:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+        return {t: sorted(con.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
+    finally:
+        con.close()

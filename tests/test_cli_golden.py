@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import pytest
 import pytrec_eval
 from click.testing import CliRunner
 
-from conftest import SAMPLE, need_datasets
+from conftest import SAMPLE, need_datasets, snapshot
 from labeler.cli import cli
 from labeler.golden import read_golden
 
@@ -29,13 +28,6 @@ def run(*args: str):
     return result
 
 
-def snapshot(db: Path) -> dict[str, list[tuple]]:
-    con = sqlite3.connect(db)
-    try:
-        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-        return {t: sorted(con.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
-    finally:
-        con.close()
 
 
 @pytest.fixture

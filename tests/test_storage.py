@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from conftest import SAMPLE
+from conftest import SAMPLE, snapshot
 from labeler.errors import InputError, StorageError
 from labeler.golden import GoldenQuery, GoldenSet, parse_golden_jsonl, read_golden, serialize_golden_jsonl
 from storage import IMPORT_ANNOTATOR, default_db_url, open_store
@@ -21,14 +21,6 @@ def store(tmp_path):
         yield s
 
 
-def snapshot(db: Path) -> dict[str, list[tuple]]:
-    """Every row of every table, to check a database is unchanged."""
-    con = sqlite3.connect(db)
-    try:
-        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-        return {t: sorted(con.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
-    finally:
-        con.close()
 
 
 # --------------------------------------------------------------------------- opening and schema

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import snapshot
+
 from storage import open_store
 
 REPO = Path(__file__).resolve().parents[1]
@@ -59,13 +61,6 @@ def _child(script: str, *args: str, **kwargs) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
 
 
-def snapshot(db: Path) -> dict[str, list[tuple]]:
-    con = sqlite3.connect(db)
-    try:
-        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-        return {t: sorted(con.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
-    finally:
-        con.close()
 
 
 def test_store_concurrent_writers_lose_nothing(tmp_path):
