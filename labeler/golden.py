@@ -432,11 +432,9 @@ def _query_from_object(obj: Any, keep_scale: bool, doc_ids: Collection[str] | No
     ), [], hints
 
 
-def _parse_golden_lines(lines: Iterable[_Line], source: str | None, keep_scale: bool,
-                        doc_ids: Collection[str] | None) -> GoldenSet:
-    problems = _Problems()
-    queries: list[GoldenQuery] = []
-    first_line: dict[str, int] = {}
+def _json_objects(lines: Iterable[_Line], problems: _Problems, what: str) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed JSON) per non-blank line; undecodable and broken lines go to `problems`,
+    and a file with no content at all is reported as having no `what`."""
     saw_content = False
     for n, raw, problem in lines:
         if problem is not None:
@@ -447,10 +445,19 @@ def _parse_golden_lines(lines: Iterable[_Line], source: str | None, keep_scale: 
             continue
         saw_content = True
         try:
-            obj = _loads(raw)
+            yield n, _loads(raw)
         except (ValueError, RecursionError) as exc:
             problems.add(n, _json_error(exc))
-            continue
+    if not saw_content:
+        problems.add(1, f"the file has no {what} (it is empty or holds only blank lines)", _HINT_EMPTY)
+
+
+def _parse_golden_lines(lines: Iterable[_Line], source: str | None, keep_scale: bool,
+                        doc_ids: Collection[str] | None) -> GoldenSet:
+    problems = _Problems()
+    queries: list[GoldenQuery] = []
+    first_line: dict[str, int] = {}
+    for n, obj in _json_objects(lines, problems, "questions"):
         query, reasons, hints = _query_from_object(obj, keep_scale, doc_ids)
         if isinstance(obj, dict) and isinstance(obj.get("query_id"), str):
             qid = obj["query_id"]
@@ -465,8 +472,6 @@ def _parse_golden_lines(lines: Iterable[_Line], source: str | None, keep_scale: 
                 problems.hints.add(h)
             continue
         queries.append(query)  # type: ignore[arg-type]
-    if not saw_content:
-        problems.add(1, "the file has no questions (it is empty or holds only blank lines)", _HINT_EMPTY)
     problems.raise_if_any(source)
     return GoldenSet(tuple(queries))
 
@@ -630,20 +635,7 @@ def _parse_beir_queries(lines: Iterable[_Line], source: str | None
     problems = _Problems()
     queries: dict[str, tuple[str, dict[str, Any], int]] = {}
     first_line: dict[str, int] = {}
-    saw_content = False
-    for n, raw, problem in lines:
-        if problem is not None:
-            saw_content = True
-            problems.add(n, problem, _HINT_ENCODING if "UTF-8" in problem else "")
-            continue
-        if not raw.strip():
-            continue
-        saw_content = True
-        try:
-            obj = _loads(raw)
-        except (ValueError, RecursionError) as exc:
-            problems.add(n, _json_error(exc))
-            continue
+    for n, obj in _json_objects(lines, problems, "queries"):
         if not isinstance(obj, dict):
             problems.add(n, f"expected a JSON object, got {_describe(obj)}")
             continue
@@ -669,8 +661,6 @@ def _parse_beir_queries(lines: Iterable[_Line], source: str | None
             continue
         first_line[qid] = n
         queries[qid] = (text, metadata, n)
-    if not saw_content:
-        problems.add(1, "the file has no queries (it is empty or holds only blank lines)", _HINT_EMPTY)
     return queries, problems
 
 
