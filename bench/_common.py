@@ -1,7 +1,6 @@
 """Shared helpers for benchmarks: where the datasets are, a persistent cache, timing."""
 from __future__ import annotations
 
-import json
 import os
 import statistics
 import sys
@@ -11,7 +10,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = REPO.parent / "shared" / "datasets"
 sys.path.insert(0, str(REPO))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+import labeler  # noqa: E402,F401 - sets offline mode
 # Benchmarks reuse one cache across runs (SciFact takes minutes to embed cold);
 # set BENCH_HOME to move it.
 BENCH_HOME = Path(os.environ.get("BENCH_HOME", REPO / ".labeler" / "bench"))
@@ -25,9 +24,10 @@ def scifact_docs(limit: int | None = None):
 
 
 def scifact_queries() -> dict[str, str]:
+    from labeler.jsonlines import read_json_lines
+
     out = {}
-    for line in (DATASETS / "scifact" / "queries.jsonl").read_text(encoding="utf-8").splitlines():
-        obj = json.loads(line)
+    for _, obj in read_json_lines(DATASETS / "scifact" / "queries.jsonl"):
         out[obj["_id"]] = obj["text"]
     return out
 

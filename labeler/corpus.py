@@ -2,7 +2,10 @@
 
 Every loader is a pure parser over text (`parse_jsonl_corpus`, `parse_csv_corpus`) plus a thin
 file wrapper, so tests can inline their data. Bad input raises `CorpusError` naming the file,
-the line and the fix; nothing is half-loaded.
+the line and the fix; nothing is half-loaded. JSON lines are read by `labeler.jsonlines` (strict
+JSON, UTF-8 per line); document ids follow `labeler.ids` (a JSON integer id becomes its string;
+a CSV id cell's surrounding spaces are padding and dropped). A text folder's ids are the files'
+relative paths, percent-encoded where the id policy requires (`labeler.ids.path_to_doc_id`).
 """
 from __future__ import annotations
 
@@ -10,7 +13,7 @@ import csv
 import hashlib
 import io
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -18,9 +21,14 @@ from types import MappingProxyType
 from typing import Any
 
 from labeler.errors import CorpusError
+from labeler.ids import ID_HINT, id_problem, path_to_doc_id
+from labeler.jsonlines import HINT_ENCODING, BadLine, parse_json_lines, path_kind, read_json_lines
 
 ID_KEYS = ("doc_id", "_id", "id")
 TEXT_SUFFIXES = (".txt", ".md")
+# A corpus line holds a whole document and the corpus is held in memory anyway: the limit only
+# stops a file without line breaks (or a binary file) from being read as one line.
+MAX_DOCUMENT_LINE_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -88,11 +96,25 @@ def _decode(data: bytes, path: str) -> str:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise CorpusError(
-            f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
-            path=path, line=line,
-            hint="re-save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8 in > out`).",
-        ) from None
+        raise CorpusError(f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})",
+                          path=path, line=line, hint=HINT_ENCODING) from None
+
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise CorpusError(f"cannot read the file: {exc.strerror or exc}", path=str(path),
+                          hint="check the file's permissions.") from None
+    return _decode(data, str(path))
+
+
+def _check_id(value: object, source: str, line: int, what: str = "document id") -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)  # BEIR collections write numeric ids
+    if why := id_problem(value, what):
+        raise CorpusError(why, path=source, line=line, hint=ID_HINT)
+    return value  # type: ignore[return-value]
 
 
 def _build(docs: Iterable[tuple[Document, int]], source: str) -> Corpus:
@@ -122,25 +144,15 @@ def _check_text(doc_id: str, text: Any, source: str, line: int) -> str:
     return text
 
 
-def parse_jsonl_corpus(text: str, *, source: str = "<string>", allow_empty: bool = False) -> Corpus:
-    """Parse JSONL: one object per line with an id (`doc_id`, `_id` or `id`), `text`, optional
-    `title` and `metadata`; any other field is kept as metadata.
-
-    With `allow_empty`, a document with empty text is kept instead of being an error (ids of those
-    with neither title nor text are listed in `Corpus.empty`).
-    """
+def _jsonl_corpus(values: Iterable[tuple[int, object]], source: str, allow_empty: bool) -> Corpus:
     empty: list[str] = []
 
-    def docs():
-        # split on "\n" only: JSON strings may hold U+2028, which splitlines() would cut at.
-        for n, raw in enumerate(text.split("\n"), start=1):
-            if not raw.strip():
-                continue
-            try:
-                obj = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise CorpusError(f"broken JSON ({exc.msg} at column {exc.colno})", path=source,
-                                  line=n, hint="each line must be one complete JSON object.") from None
+    def docs() -> Iterator[tuple[Document, int]]:
+        for n, obj in values:
+            if isinstance(obj, BadLine):
+                hint = {"encoding": HINT_ENCODING, "too_long": "split the document or store it as a text file.",
+                        }.get(obj.kind, "each line must be one complete JSON object.")
+                raise CorpusError(obj.reason, path=source, line=n, hint=hint)
             if not isinstance(obj, dict):
                 raise CorpusError(f"expected a JSON object, got {type(obj).__name__}", path=source,
                                   line=n, hint='write {"doc_id": ..., "title": ..., "text": ...}.')
@@ -148,11 +160,7 @@ def parse_jsonl_corpus(text: str, *, source: str = "<string>", allow_empty: bool
             if key is None:
                 raise CorpusError("missing document id", path=source, line=n,
                                   hint="add a 'doc_id' (or '_id' / 'id') field.")
-            doc_id = obj.pop(key)
-            if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)) or not str(doc_id).strip():
-                raise CorpusError(f"document id must be a non-empty string, got {doc_id!r}",
-                                  path=source, line=n, hint="use a string id such as \"doc-1\".")
-            doc_id = str(doc_id)
+            doc_id = _check_id(obj.pop(key), source, n)
             if "text" not in obj:
                 raise CorpusError(f"document {doc_id!r} has no 'text' field", path=source, line=n,
                                   hint="add the document body as 'text'.")
@@ -178,20 +186,56 @@ def parse_jsonl_corpus(text: str, *, source: str = "<string>", allow_empty: bool
     return Corpus(corpus.documents, source=source, empty=tuple(empty)) if empty else corpus
 
 
+def parse_jsonl_corpus(text: str, *, source: str = "<string>", allow_empty: bool = False) -> Corpus:
+    """Parse JSONL: one object per line with an id (`doc_id`, `_id` or `id`), `text`, optional
+    `title` and `metadata`; any other field is kept as metadata.
+
+    With `allow_empty`, a document with empty text is kept instead of being an error (ids of those
+    with neither title nor text are listed in `Corpus.empty`).
+    """
+    return _jsonl_corpus(parse_json_lines(text, max_line_bytes=MAX_DOCUMENT_LINE_BYTES), source, allow_empty)
+
+
+def read_jsonl_corpus(path: str | Path, *, allow_empty: bool = False) -> Corpus:
+    """Read a JSONL corpus file line by line (see parse_jsonl_corpus)."""
+    values = read_json_lines(path, max_line_bytes=MAX_DOCUMENT_LINE_BYTES, error=CorpusError)
+    return _jsonl_corpus(values, str(Path(path).expanduser()), allow_empty)
+
+
+def _csv_error(exc: csv.Error, source: str, line: int) -> CorpusError:
+    if "field larger than field limit" in str(exc):
+        limit = csv.field_size_limit()
+        return CorpusError(f"a cell is longer than the csv module's limit of {limit:,} characters",
+                           path=source, line=line, hint="store long documents in a JSONL corpus "
+                                                        "(one JSON object per line), which has no cell limit.")
+    return CorpusError(f"malformed CSV: {exc}", path=source, line=line,
+                       hint="check the quoting of this row (a field with commas or line breaks goes in double quotes).")
+
+
 def parse_csv_corpus(text: str, *, source: str = "<string>") -> Corpus:
     """Parse CSV with a header: an id column (`id`, `doc_id` or `_id`), `text`, optional `title`;
     extra columns become metadata."""
     reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = reader.fieldnames or []
+    try:
+        header = reader.fieldnames or []
+    except csv.Error as exc:
+        raise _csv_error(exc, source, 1) from None
     id_col = next((k for k in ID_KEYS if k in header), None)
     missing = [name for name, ok in (("id", id_col), ("text", "text" in header)) if not ok]
     if missing:
         raise CorpusError(f"missing column(s) {', '.join(missing)}; header is {header}",
                           path=source, line=1, hint="the first row must name the columns: id,title,text,...")
 
-    def docs():
-        for row in reader:
-            n = reader.line_num
+    def rows() -> Iterator[tuple[int, dict]]:
+        try:
+            for row in reader:
+                yield reader.line_num, row
+        except csv.Error as exc:
+            # line_num counts the lines of the rows read so far: the bad row starts on the next one.
+            raise _csv_error(exc, source, reader.line_num + 1) from None
+
+    def docs() -> Iterator[tuple[Document, int]]:
+        for n, row in rows():
             if None in row:
                 raise CorpusError("more fields than the header has columns", path=source, line=n,
                                   hint="quote fields that contain commas.")
@@ -199,6 +243,7 @@ def parse_csv_corpus(text: str, *, source: str = "<string>") -> Corpus:
             if not doc_id:
                 raise CorpusError("empty document id", path=source, line=n,
                                   hint="give every row an id.")
+            doc_id = _check_id(doc_id, source, n)
             body = _check_text(doc_id, row.pop("text") or "", source, n)
             title = row.pop("title", "") or ""
             meta = {k: v for k, v in row.items() if k not in ID_KEYS and v not in (None, "")}
@@ -215,49 +260,50 @@ def _title_from_text(path: Path, body: str) -> str:
     return path.stem
 
 
+def _text_document(path: Path, relative: str) -> Document:
+    """One .txt/.md file as a document: id from its relative path (percent-encoded), title from its first line."""
+    body = _read_text(path)
+    doc_id = path_to_doc_id(relative)
+    return Document(doc_id, _title_from_text(path, body), _check_text(doc_id, body, str(path), 1), {"path": relative})
+
+
 def load_text_folder(folder: Path) -> Corpus:
-    """A folder of .txt/.md files: id = path relative to the folder, title = first heading or name."""
+    """A folder of .txt/.md files: id = relative path (percent-encoded, `labeler.ids.path_to_doc_id`),
+    title = first heading or file name."""
     files = sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in TEXT_SUFFIXES
                    and not any(part.startswith(".") for part in p.relative_to(folder).parts))
-
-    def docs():
-        for p in files:
-            rel = p.relative_to(folder).as_posix()
-            body = _decode(p.read_bytes(), str(p))
-            yield Document(rel, _title_from_text(p, body), _check_text(rel, body, str(p), 1),
-                           {"path": rel}), 1
-
     if not files:
         raise CorpusError("the folder holds no .txt or .md files and no corpus.jsonl", path=str(folder),
                           hint="point at a JSONL/CSV file, a BEIR folder, or a folder of .txt/.md files.")
-    return _build(docs(), str(folder))
+    return _build(((_text_document(p, p.relative_to(folder).as_posix()), 1) for p in files), str(folder))
 
 
 def load_corpus(path: str | Path) -> Corpus:
     """Load a corpus from a JSONL file, a CSV file, a BEIR folder (corpus.jsonl) or a text folder."""
     p = Path(path).expanduser()
-    if not p.exists():
+    kind = path_kind(p)
+    if kind == "missing":
         raise CorpusError("no such file or folder", path=str(p),
                           hint="check the path; the bundled corpus is `sample_corpus`.")
-    if p.is_dir():
+    if kind == "other":  # reading a named pipe would wait for a writer forever
+        raise CorpusError("not a regular file or folder (a pipe, socket or device)", path=str(p),
+                          hint="give a corpus file or folder.")
+    if kind == "folder":
         beir = p / "corpus.jsonl"
-        if beir.is_file():
+        if path_kind(beir) == "file":
             # A BEIR collection is reference data the user cannot fix (Cranfield has two
             # documents with neither title nor text). Keep them, so collection statistics
             # (BM25's N and average length) are the collection's own, and say so.
-            return parse_jsonl_corpus(_decode(beir.read_bytes(), str(beir)), source=str(beir), allow_empty=True)
+            return read_jsonl_corpus(beir, allow_empty=True)
         return load_text_folder(p)
-    data = p.read_bytes()
-    text = _decode(data, str(p))
     suffix = p.suffix.lower()
     if suffix in (".jsonl", ".json", ".ndjson"):
-        return parse_jsonl_corpus(text, source=str(p))
-    if suffix in (".csv", ".tsv"):
-        if suffix == ".tsv":
-            raise CorpusError("TSV corpora are not supported", path=str(p), hint="convert it to CSV or JSONL.")
-        return parse_csv_corpus(text, source=str(p))
+        return read_jsonl_corpus(p)
+    if suffix == ".tsv":
+        raise CorpusError("TSV corpora are not supported", path=str(p), hint="convert it to CSV or JSONL.")
+    if suffix == ".csv":
+        return parse_csv_corpus(_read_text(p), source=str(p))
     if suffix in TEXT_SUFFIXES:
-        return _build([(Document(p.name, _title_from_text(p, text), _check_text(p.name, text, str(p), 1),
-                                 {"path": p.name}), 1)], str(p))
+        return _build([(_text_document(p, p.name), 1)], str(p))
     raise CorpusError(f"unknown corpus file type {suffix or '(none)'}", path=str(p),
                       hint="use .jsonl, .csv, a folder of .txt/.md files, or a BEIR folder.")

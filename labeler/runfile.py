@@ -3,39 +3,41 @@
 Parsed as trec_eval reads them: blank lines and `#` comment lines are skipped, fields after
 the sixth are ignored, the rank column is ignored (order comes from the score, ties by doc id
 descending). A document listed twice for one query is an error, as it is in trec_eval
-("duplicate docs") and pytrec_eval (`parse_run` asserts).
+("duplicate docs") and pytrec_eval (`parse_run` asserts). Query and doc ids follow
+`labeler.ids`: a doc id starting with `#` or holding a control character is a bad line.
 """
 from __future__ import annotations
 
-import io
 import math
+import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Mapping, NamedTuple
+from typing import IO
 
 from labeler.errors import InputError, RunFileError
+from labeler.ids import ID_HINT, id_problem
+from labeler.jsonlines import path_kind, write_text_atomic
 from labeler.metrics.rankings import trec_ranked
 
 Run = dict[str, dict[str, float]]
+_FIELD_SEPARATOR = re.compile(r"[ \t]+")
 RUN_FORMAT_HINT = "each line must be `query_id Q0 doc_id rank score tag`, separated by spaces or tabs."
 
 
-class ScoredDoc(NamedTuple):
-    """One line of a run: a document retrieved for a query, with its score."""
-
-    query_id: str
-    doc_id: str
-    score: float
-
-
-def _problem(fields: list[str]) -> str | None:
+def _problem(fields: list[str]) -> tuple[str, str] | None:
+    """(reason, hint) when a line's fields are not a run line, else None."""
     if len(fields) < 6:
-        return f"expected 6 fields (query_id Q0 doc_id rank score tag), found {len(fields)}"
+        return f"expected 6 fields (query_id Q0 doc_id rank score tag), found {len(fields)}", RUN_FORMAT_HINT
+    # The query id cannot start with '#': such a line is a comment (skipped before this check).
+    for what, value in (("query id", fields[0]), ("doc id", fields[2])):
+        if why := id_problem(value, what):
+            return why, ID_HINT
     try:
         score = float(fields[4])
     except ValueError:
-        return f"score {fields[4]!r} is not a number"
+        return f"score {fields[4]!r} is not a number", RUN_FORMAT_HINT
     if math.isnan(score):
-        return "score is NaN"
+        return "score is NaN", RUN_FORMAT_HINT
     return None
 
 
@@ -47,13 +49,16 @@ def parse_run(text: str, *, source: str | None = None) -> Run:
     run: Run = {}
     first_seen: dict[tuple[str, str], int] = {}
     problems: list[tuple[int, str, str]] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        fields = line.split()
+    # Fields are separated by spaces and tabs only, as trec_eval splits them: other whitespace
+    # (U+00A0, U+2028, a form feed) stays inside its field, where the id policy refuses it.
+    for number, line in enumerate(text.split("\n"), start=1):
+        line = line.strip(" \t\r")
+        fields = _FIELD_SEPARATOR.split(line) if line else []
         if not fields or fields[0].startswith("#"):
             continue
         problem = _problem(fields)
         if problem is not None:
-            problems.append((number, problem, RUN_FORMAT_HINT))
+            problems.append((number, *problem))
             continue
         query_id, doc_id = fields[0], fields[2]
         ranking = run.setdefault(query_id, {})
@@ -83,9 +88,8 @@ def serialize_run(run: Mapping[str, Mapping[str, float]], *, tag: str = "labeler
     for query_id, doc_scores in run.items():
         for rank, (doc_id, score) in enumerate(trec_ranked(doc_scores), start=1):
             for name, value in (("query id", query_id), ("doc id", doc_id)):
-                if not value or any(c.isspace() for c in value):
-                    raise InputError(f"{name} {value!r} is empty or contains whitespace; a TREC run "
-                                     "cannot hold it", hint="rename the query or document without spaces.")
+                if why := id_problem(value, name):
+                    raise InputError(f"{why}; a TREC run cannot hold it", hint=ID_HINT)
             lines.append(f"{query_id} Q0 {doc_id} {rank} {score!r} {tag}\n")
     return "".join(lines)
 
@@ -96,28 +100,27 @@ def read_run(source: str | Path | IO[str]) -> Run:
         return parse_run(source.read(), source=getattr(source, "name", None))
     if isinstance(source, str) and "\n" in source:
         return parse_run(source, source="<string>")
-    path = Path(source)
+    path = Path(source).expanduser()
+    kind = path_kind(path)
+    if kind == "missing":
+        raise RunFileError("run file not found", path=path, hint="check the path.")
+    if kind == "folder":
+        raise RunFileError("expected a run file, got a folder", path=path, hint="give the TREC run file itself.")
+    if kind == "other":  # reading a named pipe would wait for a writer forever
+        raise RunFileError("not a regular file (a pipe, socket or device)", path=path, hint="give the run file.")
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise RunFileError("run file not found", path=path, hint="check the path.") from exc
-    except IsADirectoryError as exc:
-        raise RunFileError("expected a run file, got a folder", path=path,
-                           hint="give the TREC run file itself.") from exc
+        data = path.read_bytes()
+    except OSError as exc:
+        raise RunFileError(f"cannot read the run file: {exc.strerror or exc}", path=path,
+                           hint="check the file's permissions.") from None
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = text_line_of_offset(path.read_bytes(), exc.start)
-        raise RunFileError("not UTF-8 text", path=path, line=line,
-                           hint="save the run file as UTF-8.") from exc
+        raise RunFileError("not UTF-8 text", path=path, line=data.count(b"\n", 0, exc.start) + 1,
+                           hint="save the run file as UTF-8.") from None
     return parse_run(text, source=str(path))
 
 
 def write_run(path: str | Path, run: Mapping[str, Mapping[str, float]], *, tag: str = "labeler") -> None:
-    """Write `run` as a TREC run file (UTF-8)."""
-    text = serialize_run(run, tag=tag)
-    with io.open(path, "w", encoding="utf-8", newline="\n") as handle:
-        handle.write(text)
-
-
-def text_line_of_offset(data: bytes, offset: int) -> int:
-    """1-based line number of a byte offset."""
-    return data.count(b"\n", 0, offset) + 1
+    """Write `run` as a TREC run file (UTF-8), whole or not at all."""
+    write_text_atomic(path, serialize_run(run, tag=tag))

@@ -8,7 +8,6 @@ literal characters it contains.
 """
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Iterable
 
@@ -71,10 +70,4 @@ def highlight_markup(text: str, terms: Iterable[str]) -> str:
     return "".join(out)
 
 
-def count_matches(text: str, terms: Iterable[str]) -> int:
-    """How many whole-word occurrences of the terms `text` holds."""
-    pattern = _term_pattern(terms)
-    return len(pattern.findall(text)) if pattern else 0
-
-
-__all__ = ["count_matches", "highlight_markup", "inert", "snippet"]
+__all__ = ["highlight_markup", "inert", "snippet"]

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import pytrec_eval
@@ -129,6 +128,10 @@ MATRIX = {
     "duplicate-id": (HEAD + _line(query_id="ok1"), 2, "duplicate query_id 'ok1' (first on line 1)"),
     "unanswerable-with-relevant": (HEAD + _line(unanswerable=True, relevance={"d2": 2}), 2, "marked unanswerable"),
     "unknown-doc-id": (HEAD + _line(relevance={"ghost": 1}), 2, "doc id 'ghost' not in the corpus"),
+    "hash-doc-id": (HEAD + _line(relevance={"#d1": 1}), 2, "doc id '#d1' starts with '#'"),
+    "space-query-id": (HEAD + _line(query_id="n 1"), 2, "'query_id' 'n 1' contains whitespace"),
+    "nested-100000-deep": (HEAD + "[" * 100_000 + "]" * 100_000 + "\n", 2, "broken JSON: nested too deeply"),
+    "grade-beyond-64-bits": (HEAD + _line(relevance={"d1": 2**70}), 2, "does not fit in 64 bits"),
     "empty-file": ("", 1, "the file has no questions"),
     "non-utf8": (None, 2, "not valid UTF-8: byte 0xe9"),
     "50mb-line": (None, 2, "bytes long; the limit is 1,048,576 bytes"),
@@ -159,6 +162,27 @@ def test_cli_import_malformed_file_exits_2_with_line_and_leaves_database_unchang
     assert reason in message and "Hint:" in message
     assert result.stdout == ""
     assert snapshot(db) == before
+
+
+def test_cli_import_keep_scale_grade_beyond_64_bits_exits_2(setup, tmp_path):
+    corpus, db = setup
+    bad = tmp_path / "huge.jsonl"
+    bad.write_text(HEAD + _line(relevance={"d1": 2**70}), encoding="utf-8")
+    before = snapshot(db)
+    result = run("import", bad, "--corpus", corpus, "--db", db, "--keep-scale")
+    assert result.exit_code == 2 and f"{bad}:2: grade {2**70} for 'd1' does not fit in 64 bits" in result.stderr
+    assert "Hint:" in result.stderr and snapshot(db) == before
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "trec", "beir"])
+def test_cli_export_under_a_file_exits_2_with_path_and_hint(setup, tmp_path, fmt):
+    _, db = setup
+    out = tmp_path / "good.jsonl" / "x"  # good.jsonl is a file, as /etc/passwd is
+    result = run("export", "--format", fmt, out, "--db", db)
+    assert result.exit_code == 2, result.output
+    message = result.stderr.strip()
+    assert len(message.splitlines()) == 1 and str(out) in message
+    assert "is a file, not a folder" in message and "Hint:" in message
 
 
 def test_cli_import_several_bad_lines_lists_each(setup, tmp_path):

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
 from labeler.corpus import Corpus, Document, load_corpus, parse_csv_corpus, parse_jsonl_corpus
-from labeler.errors import CorpusError, LabelerError
+from labeler.errors import CorpusError
+from labeler.ids import is_valid_id
 
 
 def test_parse_jsonl_corpus_accepts_every_id_key_and_keeps_extra_fields_as_metadata():
@@ -39,7 +41,16 @@ def test_parse_jsonl_corpus_reads_devanagari_and_line_separators_inside_strings(
     (['["a", "b"]'], 1, "expected a JSON object"),
     (['{"_id": "a", "text": 3}'], 1, "'text' must be a string"),
     (['{"_id": "a", "text": "x", "metadata": [1]}'], 1, "'metadata' must be an object"),
-    (['{"_id": true, "text": "x"}'], 1, "document id must be a non-empty string"),
+    (['{"_id": true, "text": "x"}'], 1, "document id must be a string, got boolean true"),
+    (['{"_id": "", "text": "x"}'], 1, "document id is empty"),
+    (['{"_id": "a b", "text": "x"}'], 1, "document id 'a b' contains whitespace (U+0020)"),
+    (['{"_id": "a\\u2028b", "text": "x"}'], 1, "contains whitespace (U+2028)"),
+    (['{"_id": "a\\u0000", "text": "x"}'], 1, "contains a control character (U+0000)"),
+    (['{"_id": "#a", "text": "x"}'], 1, "starts with '#'"),
+    (['{"_id": "a", "text": "x"}', "[" * 100_000 + "]" * 100_000], 2, "broken JSON: nested too deeply"),
+    (['{"_id": "a", "text": "x", "_id": "b"}'], 1, "broken JSON: duplicate key '_id'"),
+    (['{"_id": "a", "text": "x", "score": NaN}'], 1, "broken JSON: NaN is not valid JSON"),
+    (['{"_id": "a", "text": "\\udc00"}'], 1, "lone surrogate"),
 ])
 def test_parse_jsonl_corpus_names_line_and_reason_of_bad_input(lines, line_no, words):
     with pytest.raises(CorpusError) as info:
@@ -67,11 +78,17 @@ def test_parse_csv_corpus_turns_extra_columns_into_metadata():
     ("id,text\na,\n", 2, "empty text"),
     ("id,text\n,x\n", 2, "empty document id"),
     ("id,text\na,x,extra\n", 2, "more fields"),
+    ("id,text\na b,x\n", 2, "document id 'a b' contains whitespace"),
+    ("id,text\n#a,x\n", 2, "starts with '#'"),
+    ("id,text\na,x\nb," + "y" * 200_000 + "\nc,z\n", 3, "longer than the csv module's limit of 131,072 characters"),
+    ('id,text\na,x\nb,"two\nlines ' + "y" * 200_000 + '"\n', 3, "csv module's limit"),
+    ("id," + "t" * 200_000 + "\na,x\n", 1, "csv module's limit"),
 ])
 def test_parse_csv_corpus_names_line_and_reason_of_bad_input(text, line_no, words):
     with pytest.raises(CorpusError) as info:
         parse_csv_corpus(text, source="bad.csv")
-    assert str(info.value).startswith(f"bad.csv:{line_no}: ") and words in str(info.value)
+    message = str(info.value)
+    assert message.startswith(f"bad.csv:{line_no}: ") and words in message and "Hint:" in message
 
 
 def test_load_corpus_reads_a_text_folder_with_relative_path_ids(tmp_path):
@@ -83,6 +100,36 @@ def test_load_corpus_reads_a_text_folder_with_relative_path_ids(tmp_path):
     assert sorted(corpus.doc_ids()) == ["leave/vacation.md", "notes.txt"]
     assert corpus.get("leave/vacation.md").title == "Vacation"
     assert corpus.get("notes.txt").title == "notes"
+
+
+def test_load_corpus_text_folder_ids_percent_encode_spaces_and_a_leading_hash(tmp_path):
+    (tmp_path / "team notes").mkdir()
+    (tmp_path / "team notes" / "q3 plan.md").write_text("# Plan\n\nShip it.", encoding="utf-8")
+    (tmp_path / "#tags.txt").write_text("tagged", encoding="utf-8")
+    (tmp_path / "100%.txt").write_text("full", encoding="utf-8")
+    corpus = load_corpus(tmp_path)
+    assert sorted(corpus.doc_ids()) == ["%23tags.txt", "100%25.txt", "team%20notes/q3%20plan.md"]
+    doc = corpus.get("team%20notes/q3%20plan.md")
+    assert doc.metadata["path"] == "team notes/q3 plan.md" and doc.title == "Plan"
+    assert all(is_valid_id(d) for d in corpus.doc_ids())
+
+
+def test_load_corpus_single_text_file_with_space_in_name(tmp_path):
+    path = tmp_path / "my note.txt"
+    path.write_text("hello", encoding="utf-8")
+    assert load_corpus(path).doc_ids() == {"my%20note.txt"}
+
+
+@pytest.mark.parametrize("line, words", [
+    ("[" * 100_000 + "]" * 100_000, "broken JSON: nested too deeply"),
+    ('{"_id": "a b", "text": "x"}', "contains whitespace"),
+])
+def test_load_corpus_file_and_beir_folder_report_bad_line(tmp_path, line, words):
+    (tmp_path / "corpus.jsonl").write_text('{"_id": "1", "text": "ok"}\n' + line + "\n", encoding="utf-8")
+    for where in (tmp_path, tmp_path / "corpus.jsonl"):
+        with pytest.raises(CorpusError) as info:
+            load_corpus(where)
+        assert str(info.value).startswith(f"{tmp_path / 'corpus.jsonl'}:2: ") and words in str(info.value)
 
 
 def test_load_corpus_reads_a_beir_folder(tmp_path):
@@ -102,19 +149,20 @@ def test_load_corpus_reports_the_line_of_a_non_utf8_byte(tmp_path):
 @pytest.mark.parametrize("name, content, words", [
     ("empty.jsonl", b"", "empty"),
     ("x.parquet", b"PAR1", "unknown corpus file type"),
+    ("x.tsv", b"id\ttext\n", "TSV corpora are not supported"),
     ("missing.jsonl", None, "no such file"),
+    ("x" * 5000, None, "no such file"),
+    ("", None, "no .txt or .md"),  # the folder itself, holding no documents
+    ("pipe.csv", "fifo", "not a regular file"),  # reading would wait for a writer forever
 ])
 def test_load_corpus_refuses_unusable_files(tmp_path, name, content, words):
     path = tmp_path / name
-    if content is not None:
+    if content == "fifo":
+        os.mkfifo(path)
+    elif content is not None:
         path.write_bytes(content)
-    with pytest.raises(LabelerError, match=words):
+    with pytest.raises(CorpusError, match=words):
         load_corpus(path)
-
-
-def test_load_corpus_refuses_a_folder_without_documents(tmp_path):
-    with pytest.raises(CorpusError, match="no .txt or .md"):
-        load_corpus(tmp_path)
 
 
 def test_corpus_fingerprint_ignores_file_order_but_not_content():

@@ -1,18 +1,19 @@
-"""Golden JSONL v1, BEIR and TREC formats: parsing, validation, round trips, health."""
+"""Golden JSONL v1 and the golden-set model: parsing, validation, reading, writing, health.
+
+TREC qrels and BEIR are in test_golden_trec_beir.py.
+"""
 from __future__ import annotations
 
 import io
 import json
 
 import pytest
-import pytrec_eval
 
-from conftest import SAMPLE, need_datasets
+from conftest import SAMPLE
 from labeler.errors import GoldenFormatError, InputError
 from labeler.golden import (
-    MAX_LINE_BYTES, GoldenQuery, GoldenSet, golden_fingerprint, golden_health, parse_beir_golden,
-    parse_golden_jsonl, read_golden, serialize_beir, serialize_golden_jsonl, serialize_trec_qrels,
-    validate_golden, write_beir, write_golden, write_trec_qrels,
+    MAX_LINE_BYTES, GoldenQuery, GoldenSet, golden_fingerprint, golden_health, parse_golden_jsonl, read_golden,
+    serialize_golden_jsonl, validate_golden, write_golden,
 )
 
 GOOD = (
@@ -94,8 +95,11 @@ def test_parse_golden_jsonl_accepts_integral_float_grade():
     (line(question=...), "missing 'question'"),
     (line(query_id=""), "'query_id' is empty"),
     (line(query_id=7), "'query_id' must be a string, got integer 7"),
-    (line(query_id="q 1\t"), "leading or trailing spaces"),
-    (line(query_id="q\t1"), "control character"),
+    (line(query_id="q 1"), "'query_id' 'q 1' contains whitespace (U+0020)"),
+    (line(query_id="q\t1"), "contains whitespace (U+0009)"),
+    (line(query_id="q\u00a01"), "contains whitespace (U+00A0)"),
+    (line(query_id="q\x7f"), "contains a control character (U+007F)"),
+    (line(query_id="#q1"), "starts with '#'"),
     (line(question="   "), "'question' is empty"),
     (line(question=["x"]), "'question' must be a string"),
     (line(unanswerable="yes"), "'unanswerable' must be true or false"),
@@ -107,6 +111,11 @@ def test_parse_golden_jsonl_accepts_integral_float_grade():
     (line(relevance={"d1": 4}), "grade 4 for 'd1' is outside 0-3"),
     (line(relevance={"d1": -1}), "grade -1 for 'd1' is outside 0-3"),
     (line(relevance={"": 1}), "doc id is empty"),
+    (line(relevance={"my doc.md": 1}), "doc id 'my doc.md' contains whitespace"),
+    (line(relevance={"#d1": 1}), "doc id '#d1' starts with '#'"),
+    (line(doc_hashes={"d 1": "sha256:x"}), "doc id in 'doc_hashes' 'd 1' contains whitespace"),
+    (line(annotations={"asha": {"#d": 2}}), "doc id in 'annotations' '#d' starts with '#'"),
+    (line(relevance={"d1": 2**70}), "grade 1180591620717411303424 for 'd1' does not fit in 64 bits"),
     (line(annotators="asha"), "'annotators' must be a list"),
     (line(notes=3), "'notes' must be a string"),
     (line(created_at="yesterday"), "not an ISO 8601 time"),
@@ -114,7 +123,9 @@ def test_parse_golden_jsonl_accepts_integral_float_grade():
     (line(unanswerable=True, relevance={"d1": 0, "d2": 2}), "marked unanswerable but grades documents relevant (d2=2)"),
     ('{"query_id": "q1", "question": "x", "query_id": "q2"}\n', "duplicate key 'query_id'"),
     ('{"query_id": "q1", "question": "x", "relevance": {"d": NaN}}\n', "NaN is not valid JSON"),
-    ("[" * 100_000 + "]" * 100_000 + "\n", "broken JSON"),
+    ("[" * 100_000 + "]" * 100_000 + "\n", "broken JSON: nested too deeply"),
+    ('{"query_id": "q1", "question": "' + "\\ud800" + '"}\n', "lone surrogate"),
+    ('{"query_id": "q1", "question": "x", "n": ' + "9" * 5000 + "}\n", "broken JSON"),
 ])
 def test_parse_golden_jsonl_reports_bad_line(text, expected):
     problems = problems_of(GOOD + text)
@@ -143,6 +154,19 @@ def test_parse_golden_jsonl_scale_error_hints_keep_scale_and_keep_scale_keeps_it
     assert parse_golden_jsonl(text, keep_scale=True).get("q1").relevance == {"d1": 4, "d2": -1}
 
 
+@pytest.mark.parametrize("grade, ok", [(2**63 - 1, True), (-(2**63), True), (2**63, False), (2**70, False),
+                                       (-(2**63) - 1, False), (1e300, False)])
+def test_parse_golden_jsonl_keep_scale_grade_must_fit_64_bits(grade, ok):
+    # SQLite stores 64-bit integers: a grade beyond them is refused even when the file's scale is kept.
+    text = line(relevance={"d1": grade})
+    if ok:
+        assert parse_golden_jsonl(text, keep_scale=True).get("q1").relevance == {"d1": grade}
+        return
+    with pytest.raises(GoldenFormatError) as info:
+        parse_golden_jsonl(text, keep_scale=True)
+    assert "does not fit in 64 bits" in info.value.problems[0].reason and "64-bit" in info.value.hint
+
+
 def test_parse_golden_jsonl_keep_scale_negative_grade_is_not_relevant_for_unanswerable():
     # trec_eval counts grade <= 0 as not relevant, so -1 does not contradict "unanswerable".
     golden = parse_golden_jsonl(line(unanswerable=True, relevance={"d1": -1}), keep_scale=True)
@@ -169,20 +193,47 @@ def test_parse_golden_jsonl_stops_collecting_after_limit():
 # --------------------------------------------------------------------------- reading files
 
 
-def test_read_golden_accepts_path_file_object_and_literal_text(tmp_path):
+def test_read_golden_accepts_path_and_file_object(tmp_path):
     path = tmp_path / "g.jsonl"
     path.write_text(GOOD, encoding="utf-8")
     expected = parse_golden_jsonl(GOOD)
     assert read_golden(path) == expected
     assert read_golden(str(path)) == expected
-    assert read_golden(GOOD) == expected
     assert read_golden(io.BytesIO(GOOD.encode())) == expected
     assert read_golden(io.StringIO(GOOD)) == expected
 
 
-def test_read_golden_missing_file_is_input_error(tmp_path):
-    with pytest.raises(InputError, match="no such file"):
-        read_golden(tmp_path / "nope.jsonl")
+@pytest.mark.parametrize("text", [GOOD, GOOD.splitlines()[1]])
+def test_read_golden_string_is_always_a_path_never_jsonl_text(text):
+    with pytest.raises(InputError, match="got text that looks like JSONL") as info:
+        read_golden(text)
+    assert "parse_golden_jsonl" in info.value.hint
+
+
+def test_read_golden_file_named_like_json_is_read_as_a_path(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "{odd}.jsonl").write_text(GOOD, encoding="utf-8")
+    assert len(read_golden("{odd}.jsonl")) == 2
+
+
+@pytest.mark.parametrize("name, words", [
+    ("nope.jsonl", "no such file"),
+    ("", "not a BEIR folder: queries.jsonl is missing"),
+    ("x" * 5000, "no such file"),  # a name too long for the OS is still a missing file, not an OSError
+])
+def test_read_golden_unusable_path_is_input_error(tmp_path, name, words):
+    with pytest.raises(InputError, match=words):
+        read_golden(tmp_path / name)
+
+
+def test_read_golden_named_pipe_is_input_error_not_a_hang(tmp_path):
+    import os
+
+    path = tmp_path / "g.jsonl"
+    os.mkfifo(path)  # opening it for reading would block until a writer came
+    with pytest.raises(InputError, match="not a regular file") as info:
+        read_golden(path)
+    assert info.value.path == str(path) and info.value.hint
 
 
 def test_read_golden_non_utf8_reports_line_of_first_bad_byte(tmp_path):
@@ -274,124 +325,6 @@ def test_sample_golden_passes_own_validator_against_sample_corpus():
     assert validate_golden(golden, doc_ids=corpus.doc_ids()) == []
     out = serialize_golden_jsonl(golden)
     assert serialize_golden_jsonl(parse_golden_jsonl(out)) == out
-
-
-# --------------------------------------------------------------------------- TREC qrels
-
-
-def test_serialize_trec_qrels_loads_in_pytrec_eval(tmp_path):
-    golden = parse_golden_jsonl(GOOD + line(query_id="q-0009", relevance={"z": 3, "a": 1}))
-    path = tmp_path / "qrels.txt"
-    write_trec_qrels(golden, path)
-    text = path.read_text()
-    assert text == ("q-0007 0 handbook-12 2\nq-0007 0 handbook-40 0\nq-0009 0 a 1\nq-0009 0 z 3\n")
-    with open(path) as f:
-        assert pytrec_eval.parse_qrel(f) == {"q-0007": {"handbook-12": 2, "handbook-40": 0},
-                                             "q-0009": {"a": 1, "z": 3}}
-
-
-def test_serialize_trec_qrels_refuses_ids_with_spaces():
-    golden = GoldenSet((GoldenQuery("q1", "x", relevance={"my doc.md": 1}),))
-    with pytest.raises(InputError, match="whitespace"):
-        serialize_trec_qrels(golden)
-
-
-def test_sample_golden_trec_export_scores_in_pytrec_eval(tmp_path):
-    golden = read_golden(SAMPLE / "golden.jsonl")
-    write_trec_qrels(golden, tmp_path / "q.txt")
-    with open(tmp_path / "q.txt") as f:
-        qrels = pytrec_eval.parse_qrel(f)
-    assert qrels == {k: v for k, v in golden.qrels().items() if v}
-    run = {qid: {doc: float(g) for doc, g in docs.items()} for qid, docs in qrels.items()}
-    scores = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut"}).evaluate(run)
-    # The run ranks every judged doc by its own grade: the ideal ranking, so nDCG@10 = 1 wherever a doc is relevant.
-    assert all(s["ndcg_cut_10"] == pytest.approx(1.0) for qid, s in scores.items()
-               if any(g > 0 for g in qrels[qid].values()))
-
-
-# --------------------------------------------------------------------------- BEIR
-
-
-def test_serialize_beir_round_trips_through_parse_beir_golden():
-    golden = parse_golden_jsonl(GOOD)
-    queries, qrels = serialize_beir(golden)
-    assert qrels == "query-id\tcorpus-id\tscore\nq-0007\thandbook-12\t2\nq-0007\thandbook-40\t0\n"
-    back = parse_beir_golden(queries, qrels)
-    assert back.qrels() == golden.qrels()
-    assert back.get("q-0008").unanswerable and back.get("q-0007").query_type == "policy-lookup"
-
-
-def test_write_beir_then_read_golden_folder(tmp_path):
-    golden = parse_golden_jsonl(GOOD)
-    write_beir(golden, tmp_path / "beir")
-    assert (tmp_path / "beir" / "qrels" / "test.tsv").is_file()
-    assert read_golden(tmp_path / "beir").qrels() == golden.qrels()
-
-
-def test_parse_beir_golden_leaves_out_unjudged_queries():
-    queries = '{"_id": "1", "text": "a?"}\n{"_id": "2", "text": "b?"}\n{"_id": 3, "text": "c?"}\n'
-    qrels = "query-id\tcorpus-id\tscore\n1\td1\t1\n3\td2\t0\n"
-    golden = parse_beir_golden(queries, qrels)
-    assert golden.qrels() == {"1": {"d1": 1}, "3": {"d2": 0}}
-
-
-@pytest.mark.parametrize("qrels, expected", [
-    ("query-id\tcorpus-id\tscore\n9\td1\t1\n", "query-id '9' is not in queries.jsonl"),
-    ("query-id\tcorpus-id\tscore\n1\td1\tx\n", "score must be an integer"),
-    ("query-id\tcorpus-id\tscore\n1 d1 1\n", "expected 3 tab-separated fields"),
-    ("query-id\tcorpus-id\tscore\n1\td1\t5\n", "grade 5 for 'd1' is outside 0-3"),
-])
-def test_parse_beir_golden_reports_bad_qrels_line(qrels, expected):
-    with pytest.raises(GoldenFormatError) as info:
-        parse_beir_golden('{"_id": "1", "text": "a?"}\n', qrels, qrels_source="test.tsv")
-    [problem] = info.value.problems
-    assert problem.line == 2 and expected in problem.reason
-
-
-def test_parse_beir_golden_duplicate_pair_is_an_error():
-    with pytest.raises(GoldenFormatError, match="duplicate pair"):
-        parse_beir_golden('{"_id": "1", "text": "a?"}\n', "1\td1\t1\n1\td1\t2\n")
-
-
-def test_read_golden_not_a_beir_folder(tmp_path):
-    with pytest.raises(InputError, match="not a BEIR folder"):
-        read_golden(tmp_path)
-
-
-@pytest.mark.parametrize("name, keep_scale, n_queries, n_pairs", [
-    ("scifact", False, 300, 339),
-    ("cisi", False, 76, 3114),   # 112 queries, 36 of them unjudged and left out
-    ("cranfield", True, 225, 1837),
-])
-def test_read_golden_loads_shared_beir_datasets(name, keep_scale, n_queries, n_pairs):
-    folder = need_datasets() / name
-    # Ids straight from corpus.jsonl: Cranfield has two empty documents a corpus loader may refuse.
-    with open(folder / "corpus.jsonl", encoding="utf-8") as f:
-        doc_ids = {json.loads(row)["_id"] for row in f if row.strip()}
-    golden = read_golden(folder, keep_scale=keep_scale, doc_ids=doc_ids)
-    assert len(golden) == n_queries
-    assert sum(len(q.relevance) for q in golden) == n_pairs
-
-
-def test_read_golden_refuses_cranfield_scale_with_hint():
-    with pytest.raises(GoldenFormatError) as info:
-        read_golden(need_datasets() / "cranfield")
-    assert "--keep-scale" in info.value.hint
-    assert {p.reason.split(" for ")[0] for p in info.value.problems} == {"grade 4", "grade -1"}
-
-
-def test_cranfield_keep_scale_trec_export_matches_source_qrels(tmp_path):
-    folder = need_datasets() / "cranfield"
-    golden = read_golden(folder, keep_scale=True)
-    write_trec_qrels(golden, tmp_path / "q.txt")
-    with open(tmp_path / "q.txt") as f:
-        ours = pytrec_eval.parse_qrel(f)
-    rows = (folder / "qrels" / "test.tsv").read_text().splitlines()[1:]
-    source: dict[str, dict[str, int]] = {}
-    for row in rows:
-        qid, doc, grade = row.split("\t")
-        source.setdefault(qid, {})[doc] = int(grade)
-    assert ours == source
 
 
 # --------------------------------------------------------------------------- health

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import io
+import os
 
 import pytest
 
@@ -43,6 +44,11 @@ def test_parse_run_accepts_exponent_and_infinite_scores():
     ("q Q0 d1 1 0.9 t\nq Q0 d2 2 high t\n", 2, "score 'high' is not a number"),
     ("q Q0 d1 1 nan t\n", 1, "NaN"),
     ("q Q0 d1 1 0.9 t\nq Q0 d1 2 0.5 t\n", 2, "listed twice for query 'q' (first on line 1)"),
+    ("q Q0 d1 1 0.9 t\nq Q0 #d2 2 0.5 t\n", 2, "doc id '#d2' starts with '#'"),
+    ("q Q0 d\x01 1 0.9 t\n", 1, "doc id 'd\\x01' contains a control character (U+0001)"),
+    ("q\x7f Q0 d 1 0.9 t\n", 1, "query id 'q\\x7f' contains a control character (U+007F)"),
+    ("q Q0 d\u00a0x 1 0.9 t\n", 1, "doc id 'd\\xa0x' contains whitespace (U+00A0)"),
+    ("q Q0 d1 1 0.9 t\nq Q0 d\u2028x 2 0.5 t\n", 2, "contains whitespace (U+2028)"),
 ])
 def test_parse_run_names_file_line_reason_and_hint(text, line, reason):
     with pytest.raises(RunFileError) as info:
@@ -78,10 +84,20 @@ def test_serialize_parse_round_trip_keeps_exact_scores():
     assert parse_run(serialize_run(run)) == run
 
 
-@pytest.mark.parametrize("run, tag", [({"q": {"doc one": 1.0}}, "t"), ({"q 1": {"d": 1.0}}, "t"), ({"q": {"d": 1.0}}, "my tag")])
-def test_serialize_run_refuses_whitespace_in_ids(run, tag):
-    with pytest.raises(InputError, match="whitespace"):
+@pytest.mark.parametrize("run, tag, words", [
+    ({"q": {"doc one": 1.0}}, "t", "whitespace"),
+    ({"q 1": {"d": 1.0}}, "t", "whitespace"),
+    ({"q": {"d": 1.0}}, "my tag", "whitespace"),
+    ({"q": {"#d": 1.0}}, "t", "starts with '#'"),
+    ({"#q": {"d": 1.0}}, "t", "starts with '#'"),
+])
+def test_serialize_run_refuses_ids_outside_the_id_policy(run, tag, words):
+    with pytest.raises(InputError, match=words):
         serialize_run(run, tag=tag)
+
+
+def test_parse_run_comment_line_may_start_after_spaces():
+    assert parse_run("  # a comment\nq Q0 d 1 1 t\n") == {"q": {"d": 1.0}}
 
 
 def test_read_run_from_path_file_object_or_text(tmp_path):
@@ -94,9 +110,14 @@ def test_read_run_from_path_file_object_or_text(tmp_path):
     assert read_run(SEED_TREC) == expected
 
 
-def test_read_run_missing_file_names_it(tmp_path):
-    with pytest.raises(RunFileError, match="not found"):
-        read_run(tmp_path / "nope.trec")
+@pytest.mark.parametrize("name, words", [
+    ("nope.trec", "not found"), ("", "got a folder"), ("x" * 5000, "not found"), ("pipe", "not a regular file"),
+])
+def test_read_run_unusable_path_is_run_file_error(tmp_path, name, words):
+    if name == "pipe":
+        os.mkfifo(tmp_path / name)
+    with pytest.raises(RunFileError, match=words):
+        read_run(tmp_path / name)
 
 
 def test_read_run_non_utf8_names_line(tmp_path):
@@ -112,3 +133,11 @@ def test_write_run_then_read_run(tmp_path):
     write_run(tmp_path / "out.trec", run, tag="labeler-abc")
     assert read_run(tmp_path / "out.trec") == run
     assert (tmp_path / "out.trec").read_text().splitlines()[0] == "q Q0 d2 1 0.9 labeler-abc"
+    assert [p.name for p in tmp_path.iterdir()] == ["out.trec"]  # written via a temp file, none left
+
+
+def test_write_run_under_a_file_is_input_error_and_writes_nothing(tmp_path):
+    (tmp_path / "file").write_text("keep")
+    with pytest.raises(InputError, match="is a file, not a folder") as info:
+        write_run(tmp_path / "file" / "run.trec", {"q": {"d": 1.0}})
+    assert "Hint:" in str(info.value) and (tmp_path / "file").read_text() == "keep"

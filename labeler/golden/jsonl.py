@@ -1,0 +1,127 @@
+"""Golden JSONL v1 (DESIGN.md "Golden JSONL (format v1)"): parse/serialize text, read/write files.
+
+Where the design is silent this module decides:
+- Blank (whitespace-only) lines are skipped wherever they are; they are not questions.
+- A grade written as an integral float (`2.0`, as pandas writes it) is read as the integer 2;
+  `2.5`, `"2"`, `true` and `null` are errors.
+- Grades outside 0-3 are refused unless `keep_scale=True`; they are never clipped.
+- Ids (query ids, doc ids, the keys of doc-id maps such as `doc_hashes`) follow `labeler.ids`.
+- Line reading (UTF-8, byte-order mark, line size limit, strict JSON) is `labeler.jsonlines`.
+- At most `MAX_PROBLEMS` bad lines are collected; past that the report says it stopped.
+- Serialization is canonical: known fields in a fixed order, then unknown fields sorted by
+  name; relevance sorted by doc id; `ensure_ascii=False`; one object per line; final newline.
+  So export -> import -> export is byte-identical.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Iterable
+from pathlib import Path
+from typing import IO, Any
+
+from labeler.errors import GoldenFormatError, InputError, LineProblem
+from labeler.golden.beir import read_beir_golden
+from labeler.golden.model import GoldenQuery, GoldenSet
+from labeler.golden.validation import HINT_EMPTY, Problems, query_from_object
+from labeler.jsonlines import BadLine, json_values, open_lines, parse_json_lines, path_kind, write_text_atomic
+
+
+def _parse_golden_values(values: Iterable[tuple[int, Any]], source: str | None, keep_scale: bool,
+                         doc_ids: Collection[str] | None) -> GoldenSet:
+    problems = Problems()
+    queries: list[GoldenQuery] = []
+    first_line: dict[str, int] = {}
+    saw_content = False
+    for n, obj in values:
+        saw_content = True
+        if isinstance(obj, BadLine):
+            problems.add_bad_line(n, obj)
+            continue
+        query, reasons, hints = query_from_object(obj, keep_scale, doc_ids)
+        if isinstance(obj, dict) and isinstance(obj.get("query_id"), str):
+            qid = obj["query_id"]
+            if qid in first_line:
+                reasons.append(f"duplicate query_id {qid!r} (first on line {first_line[qid]})")
+                query = None
+            else:
+                first_line[qid] = n
+        if reasons:
+            problems.add(n, "; ".join(reasons))
+            problems.hints |= hints
+            continue
+        queries.append(query)  # type: ignore[arg-type]
+    if not saw_content:
+        problems.add(1, "the file has no questions (it is empty or holds only blank lines)", HINT_EMPTY)
+    problems.raise_if_any(source)
+    return GoldenSet(tuple(queries))
+
+
+def parse_golden_jsonl(text: str, *, source: str | None = None, keep_scale: bool = False,
+                       doc_ids: Collection[str] | None = None) -> GoldenSet:
+    """Parse golden JSONL v1 text; every bad line is reported in one GoldenFormatError."""
+    return _parse_golden_values(parse_json_lines(text), source, keep_scale, doc_ids)
+
+
+def _query_object(q: GoldenQuery) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "query_id": q.query_id,
+        "question": q.question,
+        "query_type": q.query_type,
+        "unanswerable": bool(q.unanswerable),
+        "relevance": {d: q.relevance[d] for d in sorted(q.relevance)},
+        "annotators": list(q.annotators),
+        "notes": q.notes,
+        "created_at": q.created_at,
+        "updated_at": q.updated_at,
+        "corpus_fingerprint": q.corpus_fingerprint,
+    }
+    for key in sorted(q.extra):
+        obj[key] = q.extra[key]
+    return obj
+
+
+def serialize_golden_jsonl(golden: GoldenSet) -> str:
+    """Canonical golden JSONL v1: one object per line, fixed key order, UTF-8 text, final newline."""
+    return "".join(json.dumps(_query_object(q), ensure_ascii=False) + "\n" for q in golden.queries)
+
+
+def read_golden(path: str | Path | IO, *, keep_scale: bool = False,
+                doc_ids: Collection[str] | None = None) -> GoldenSet:
+    """Read a golden JSONL file or a BEIR folder (queries.jsonl + qrels/test.tsv), or an open file.
+
+    A string is always a path; literal JSONL text goes through `parse_golden_jsonl`.
+    """
+    if not hasattr(path, "read"):
+        kind = path_kind(path)
+        if kind == "folder":
+            return read_beir_golden(path, keep_scale=keep_scale, doc_ids=doc_ids)
+        looks_like_text = isinstance(path, str) and ("\n" in path or path.lstrip().startswith("{"))
+        if looks_like_text and kind == "missing":
+            raise InputError("expected the path of a golden file, got text that looks like JSONL",
+                             hint="pass a file path, or parse text with parse_golden_jsonl.")
+    with open_lines(path) as (source, lines):
+        return _parse_golden_values(json_values(lines), source, keep_scale, doc_ids)
+
+
+def validate_golden(golden: GoldenSet, *, keep_scale: bool = False,
+                    doc_ids: Collection[str] | None = None) -> list[LineProblem]:
+    """Problems the golden set would have as a file (line n = question n); empty if valid."""
+    try:
+        parse_golden_jsonl(serialize_golden_jsonl(golden), keep_scale=keep_scale, doc_ids=doc_ids)
+    except GoldenFormatError as exc:
+        return exc.problems
+    return []
+
+
+def write_golden(golden: GoldenSet, path: str | Path) -> None:
+    """Write golden JSONL v1, after checking it passes its own validator (else nothing is written)."""
+    path = Path(path).expanduser()
+    text = serialize_golden_jsonl(golden)
+    # keep_scale: a set read with its own scale may be written back with it.
+    try:
+        parse_golden_jsonl(text, source=str(path), keep_scale=True)
+    except GoldenFormatError as exc:
+        raise GoldenFormatError(str(path), exc.problems,
+                                hint="the golden set in memory is invalid (line n = question n); "
+                                     "nothing was written.") from None
+    write_text_atomic(path, text)
