@@ -4,7 +4,8 @@
 `MIGRATIONS` are applied in order to bring any older database (down to an empty file) up to
 date; each runs inside one transaction and records itself in `schema_version`.
 A test builds the schema through the migrations and checks it matches `SCHEMA`, and another
-opens a hand-made version-1 database and sees it upgraded with its data intact.
+opens a hand-made version-1 database, and one made by the version-3 code, and sees each
+upgraded with its data intact.
 
 Times are ISO 8601 UTC strings ("2026-11-29T10:00:00Z"), JSON is stored as text: both behave
 the same on SQLite and PostgreSQL and round-trip exactly.
@@ -59,6 +60,8 @@ collections = sa.Table(
     sa.Column("corpus_path", sa.Text),
     sa.Column("corpus_fingerprint", sa.Text),
     sa.Column("created_at", sa.Text, nullable=False),
+    # v4: bumped by every write to the collection's questions, judgments or runs (a cache key)
+    sa.Column("revision", sa.Integer, nullable=False, server_default="0"),
 )
 
 questions = sa.Table(
@@ -180,6 +183,12 @@ def _v3_question_provenance(conn: Connection) -> None:
     conn.execute(sa.text("CREATE INDEX ix_judgments_annotator ON judgments (annotator)"))
 
 
+def _v4_collection_revision(conn: Connection) -> None:
+    # A counter in the database, so every process (and st.cache_data) sees a write at once.
+    conn.execute(sa.text("ALTER TABLE collections ADD COLUMN revision INTEGER NOT NULL DEFAULT 0"))
+    conn.execute(sa.text("UPDATE collections SET revision = 1"))  # 0 means "no such collection"
+
+
 @dataclass(frozen=True)
 class Migration:
     """One numbered, named schema change."""
@@ -194,6 +203,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(2, "judgments.note and runs.name", _v2_judgment_notes_and_run_names),
     Migration(3, "questions.credited_annotators, questions.corpus_fingerprint, judgments by annotator",
               _v3_question_provenance),
+    Migration(4, "collections.revision", _v4_collection_revision),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

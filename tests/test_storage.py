@@ -1,156 +1,24 @@
-"""The store: schema and migrations, questions, judgments, consensus, golden import/export, runs."""
+"""The store: questions, judgments, consensus, golden import/export, runs, the revision counter.
+
+Opening, paths and migrations: test_storage_schema.py; the question index: test_storage_index.py.
+"""
 from __future__ import annotations
 
 import json
-import sqlite3
-from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 
 from conftest import SAMPLE, snapshot
-from labeler.errors import InputError, StorageError
+from labeler.errors import InputError
 from labeler.golden import GoldenQuery, GoldenSet, parse_golden_jsonl, read_golden, serialize_golden_jsonl
-from storage import IMPORT_ANNOTATOR, default_db_url, open_store
-from storage import schema as S
+from labeler.status import Status
+from storage import IMPORT_ANNOTATOR, open_store
 
 
 @pytest.fixture
 def store(tmp_path):
     with open_store(tmp_path / "labeler.db") as s:
         yield s
-
-
-
-
-# --------------------------------------------------------------------------- opening and schema
-
-
-def test_default_db_url_is_under_labeler_home(tmp_path, monkeypatch):
-    monkeypatch.setenv("LABELER_HOME", str(tmp_path / "home"))
-    assert default_db_url() == "sqlite:///" + str(tmp_path / "home" / "labeler.db")
-    with open_store() as s:
-        s.add_question("Where is the office?")
-    assert (tmp_path / "home" / "labeler.db").is_file()
-
-
-def test_open_store_sets_wal_foreign_keys_and_busy_timeout(store):
-    with store.engine.connect() as conn:
-        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
-        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
-        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() >= 30_000
-        assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
-
-
-def test_schema_migrations_build_exactly_the_schema_constant(store):
-    inspector = sa.inspect(store.engine)
-    assert set(inspector.get_table_names()) == set(S.SCHEMA.tables)
-    for name, table in S.SCHEMA.tables.items():
-        assert {c["name"] for c in inspector.get_columns(name)} == {c.name for c in table.columns}, name
-        assert {i["name"] for i in inspector.get_indexes(name)} >= {i.name for i in table.indexes}, name
-    assert store.schema_version() == S.LATEST_VERSION == 3
-
-
-V1_SQL = """
-CREATE TABLE collections (id INTEGER NOT NULL, name TEXT NOT NULL, corpus_path TEXT,
-    corpus_fingerprint TEXT, created_at TEXT NOT NULL, PRIMARY KEY (id), UNIQUE (name));
-CREATE TABLE questions (id INTEGER NOT NULL, collection_id INTEGER NOT NULL, query_id TEXT NOT NULL,
-    text TEXT NOT NULL, query_type TEXT DEFAULT '' NOT NULL, unanswerable BOOLEAN DEFAULT 0 NOT NULL,
-    notes TEXT DEFAULT '' NOT NULL, author TEXT DEFAULT '' NOT NULL, created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL, extra TEXT DEFAULT '{}' NOT NULL, PRIMARY KEY (id),
-    CONSTRAINT uq_questions_collection_query UNIQUE (collection_id, query_id),
-    FOREIGN KEY(collection_id) REFERENCES collections (id) ON DELETE CASCADE);
-CREATE TABLE runs (id INTEGER NOT NULL, collection_id INTEGER NOT NULL, config TEXT NOT NULL,
-    config_hash TEXT NOT NULL, golden_hash TEXT NOT NULL, corpus_fingerprint TEXT, summary TEXT NOT NULL,
-    per_query TEXT NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (id),
-    FOREIGN KEY(collection_id) REFERENCES collections (id) ON DELETE CASCADE);
-CREATE INDEX ix_runs_collection_created ON runs (collection_id, created_at);
-CREATE TABLE judgments (id INTEGER NOT NULL, question_id INTEGER NOT NULL, doc_id TEXT NOT NULL,
-    grade INTEGER NOT NULL, annotator TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL,
-    PRIMARY KEY (id), CONSTRAINT uq_judgments_question_doc_annotator UNIQUE (question_id, doc_id, annotator),
-    FOREIGN KEY(question_id) REFERENCES questions (id) ON DELETE CASCADE);
-CREATE TABLE schema_version (version INTEGER NOT NULL, name TEXT NOT NULL, applied_at TEXT NOT NULL,
-    PRIMARY KEY (version));
-INSERT INTO schema_version VALUES (1, 'base tables: collections, questions, judgments, runs', '2026-01-02T03:04:05Z');
-INSERT INTO collections VALUES (1, 'handbook', 'corpus.jsonl', 'sha256:old', '2026-01-02T03:04:05Z');
-INSERT INTO questions VALUES (1, 1, 'q-0001', 'How many vacation days?', 'numeric-fact', 0, 'see §4', 'asha',
-    '2026-01-02T03:04:05Z', '2026-01-02T03:05:00Z', '{"source": "slack"}');
-INSERT INTO questions VALUES (2, 1, 'q-0002', 'Who is on Mars?', '', 1, '', 'ben',
-    '2026-01-02T03:04:05Z', '2026-01-02T03:04:05Z', '{}');
-INSERT INTO judgments VALUES (1, 1, 'leave-001', 3, 'asha', '2026-01-02T03:06:00Z', '2026-01-02T03:06:00Z');
-INSERT INTO judgments VALUES (2, 1, 'leave-001', 2, 'ben', '2026-01-02T03:07:00Z', '2026-01-02T03:07:00Z');
-INSERT INTO judgments VALUES (3, 1, 'leave-002', 0, 'asha', '2026-01-02T03:06:30Z', '2026-01-02T03:06:30Z');
-INSERT INTO runs VALUES (1, 1, '{"model": "m"}', 'abc123', 'sha256:g', 'sha256:old', '{"ndcg@10": 0.5}',
-    '{"q-0001": {"ndcg@10": 0.5}}', '2026-01-02T04:00:00Z');
-"""
-
-
-def test_open_store_adopts_v1_database_with_data_intact(tmp_path):
-    db = tmp_path / "old.db"
-    con = sqlite3.connect(db)
-    con.executescript(V1_SQL)
-    con.close()
-    before = snapshot(db)
-
-    with open_store(db) as s:
-        assert s.schema_version() == 3
-        statuses = s.list_questions(collection="handbook")
-        assert [x.question.query_id for x in statuses] == ["q-0001", "q-0002"]
-        q1 = statuses[0]
-        assert q1.question.extra == {"source": "slack"} and q1.question.notes == "see §4"
-        assert q1.question.credited_annotators == () and q1.question.corpus_fingerprint is None  # v3 defaults
-        assert q1.consensus == {"leave-001": 2, "leave-002": 0}  # floor(median(3, 2)) = 2
-        assert all(j.note == "" for j in q1.judgments)  # v2 default
-        assert statuses[1].status == "unanswerable"
-        [run] = s.list_runs(collection="handbook")
-        assert run.name == "" and s.load_run(run.run_id).per_query == {"q-0001": {"ndcg@10": 0.5}}
-        # The upgraded database takes writes through the new columns.
-        s.set_judgment("q-0001", "leave-002", 1, annotator="ben", note="partly", collection="handbook")
-        golden = s.export_golden(collection="handbook")
-        assert golden.get("q-0001").corpus_fingerprint == "sha256:old"
-
-    after = snapshot(db)
-    assert [r[0] for r in after["schema_version"]] == [1, 2, 3]
-    # Every old row is still there, its old columns unchanged (new columns appended at the end).
-    for table in ("collections", "runs"):
-        assert [row[:len(before[table][0])] for row in after[table]] == before[table]
-    old_judgments = {r[0]: r for r in before["judgments"]}
-    assert all(row[:7] == old_judgments[row[0]] for row in after["judgments"] if row[0] in old_judgments)
-
-
-def test_open_store_is_idempotent(tmp_path):
-    open_store(tmp_path / "a.db").close()
-    with open_store(tmp_path / "a.db") as s:
-        assert s.migrate() == [] and s.schema_version() == 3
-
-
-def test_open_store_refuses_newer_schema(tmp_path):
-    db = tmp_path / "new.db"
-    open_store(db).close()
-    con = sqlite3.connect(db)
-    con.execute("INSERT INTO schema_version VALUES (99, 'from the future', '2030-01-01T00:00:00Z')")
-    con.commit()
-    con.close()
-    with pytest.raises(StorageError, match="schema version 99.*Hint: upgrade"):
-        open_store(db)
-
-
-def test_open_store_refuses_foreign_database_and_garbage_file(tmp_path):
-    db = tmp_path / "other.db"
-    con = sqlite3.connect(db)
-    con.execute("CREATE TABLE questions (x)")
-    con.close()
-    with pytest.raises(StorageError, match="no schema_version"):
-        open_store(db)
-    junk = tmp_path / "junk.db"
-    junk.write_bytes(b"this is not sqlite" * 100)
-    with pytest.raises(StorageError, match="Hint:"):
-        open_store(junk)
-
-
-def test_open_store_bad_url_is_storage_error():
-    with pytest.raises(StorageError, match="Hint:"):
-        open_store("nosuchdialect://x/y")
 
 
 # --------------------------------------------------------------------------- questions
@@ -165,14 +33,20 @@ def test_add_question_assigns_next_free_id(store):
     assert q.created_at.endswith("Z")
 
 
-def test_add_question_refuses_duplicate_id_and_empty_text(store):
+@pytest.mark.parametrize("text, query_id, message", [
+    ("Again?", "a", "already exists"),
+    ("   ", None, "question text is empty"),
+    ("x", " a", "query id ' a' contains whitespace"),
+    ("x", "a\u00a0b", "contains whitespace .U\\+00A0"),
+    ("x", "#a", "starts with '#'"),
+    ("x", "", "query id is empty"),
+    ("x", "a\ud800", "lone surrogate"),
+])
+def test_add_question_refuses_duplicate_bad_id_and_empty_text(store, text, query_id, message):
     store.add_question("First?", query_id="a")
-    with pytest.raises(InputError, match="already exists"):
-        store.add_question("Again?", query_id="a")
-    with pytest.raises(InputError, match="empty"):
-        store.add_question("   ")
-    with pytest.raises(InputError, match="leading or trailing"):
-        store.add_question("x", query_id=" a")
+    with pytest.raises(InputError, match=f"{message}.*Hint:"):
+        store.add_question(text, query_id=query_id)
+    assert [q.query_id for q in store.question_index()] == ["a"]
 
 
 def test_edit_question_changes_only_given_fields(store):
@@ -215,21 +89,32 @@ def test_set_judgment_keeps_one_row_per_annotator_and_document(store):
     assert store.judgments(annotator="ben")[0].grade == 2
 
 
-@pytest.mark.parametrize("grade", [4, -1, True, "2", 2.0, None])
+@pytest.mark.parametrize("grade", [4, -1, True, "2", 2.0, None, 2 ** 63, -(2 ** 64)])
 def test_set_judgment_refuses_grade_outside_0_to_3(store, grade):
     store.add_question("A?", query_id="a")
     with pytest.raises(InputError, match="grade must be an integer 0-3.*Hint:"):
         store.set_judgment("a", "d1", grade, annotator="asha")
+    assert store.judgments() == []
 
 
-def test_set_judgment_needs_annotator_and_question(store):
+@pytest.mark.parametrize("doc_id", ["d 1", "d\t1", "#d1", "", "d\u20281", None])
+def test_set_judgment_refuses_doc_id_outside_the_id_policy(store, doc_id):
     store.add_question("A?", query_id="a")
-    with pytest.raises(InputError, match="annotator"):
-        store.set_judgment("a", "d1", 1, annotator=" ")
-    with pytest.raises(InputError, match="reserved"):
-        store.set_judgment("a", "d1", 1, annotator=IMPORT_ANNOTATOR)
-    with pytest.raises(InputError, match="no question 'b'"):
-        store.set_judgment("b", "d1", 1, annotator="asha")
+    with pytest.raises(InputError, match="doc id.*Hint: ids must be non-empty"):
+        store.set_judgment("a", doc_id, 1, annotator="asha")
+    assert store.judgments() == []
+
+
+@pytest.mark.parametrize("query_id, annotator, message", [
+    ("a", " ", "an annotator name is required"),
+    ("a", IMPORT_ANNOTATOR, "reserved for imported grades"),
+    ("b", "asha", "no question 'b' in collection 'default'"),
+])
+def test_set_judgment_needs_annotator_and_question(store, query_id, annotator, message):
+    store.add_question("A?", query_id="a")
+    with pytest.raises(InputError, match=f"{message}.*Hint:"):
+        store.set_judgment(query_id, "d1", 1, annotator=annotator)
+    assert store.judgments() == []
 
 
 def test_clear_judgment_removes_only_that_annotators_grade(store):
@@ -256,7 +141,7 @@ def test_set_unanswerable_refused_while_a_document_is_relevant(store):
     store.set_judgment("a", "d3", 1, annotator="asha")
 
 
-def test_list_questions_and_progress_report_status(store):
+def test_list_questions_reports_status(store):
     for qid in ("new", "started", "done", "unans"):
         store.add_question(f"{qid}?", query_id=qid)
     store.set_judgment("started", "d1", 0, annotator="asha")
@@ -266,14 +151,17 @@ def test_list_questions_and_progress_report_status(store):
     store.set_unanswerable("unans")
     statuses = {s.question.query_id: s for s in store.list_questions()}
     assert {k: s.status for k, s in statuses.items()} == {
-        "new": "new", "started": "started", "done": "done", "unans": "unanswerable"}
+        "new": Status.NEW, "started": Status.STARTED, "done": Status.DONE, "unans": Status.UNANSWERABLE}
+    assert all(type(s.status) is Status for s in statuses.values())
     done = statuses["done"]
     assert done.consensus == {"d1": 1, "d2": 0} and (done.n_judged, done.n_relevant) == (2, 1)
     assert done.annotators == ("asha", "ben") and done.grades_by("ben") == {"d1": 0, "d2": 0}
-    progress = store.progress()
-    assert (progress.n_questions, progress.n_done, progress.n_unanswerable, progress.n_started, progress.n_new,
-            progress.n_judgments) == (4, 1, 1, 1, 1, 4)
-    assert progress.share_complete == pytest.approx(0.5)
+    # One question at a time gives the same answer; the index gives its summary.
+    assert {k: store.question_status(k) for k in statuses} == statuses
+    assert [(s.query_id, s.status, s.n_judged, s.annotators) for s in store.question_index()] == [
+        ("new", "new", 0, ()), ("started", "started", 1, ("asha",)), ("done", "done", 2, ("asha", "ben")),
+        ("unans", "unanswerable", 0, ())]
+    assert store.question_status("nope") is None and store.question_status("new", collection="nope") is None
 
 
 def test_consensus_and_agreement_from_store(store):
@@ -369,12 +257,6 @@ def test_import_golden_is_one_transaction(store, tmp_path):
     assert snapshot(tmp_path / "labeler.db") == before
 
 
-def test_import_golden_refuses_invalid_set(store):
-    bad = GoldenSet((GoldenQuery("a", "A?", unanswerable=True, relevance={"d": 1}),))
-    with pytest.raises(InputError, match="unanswerable"):
-        store.import_golden(bad)
-
-
 def test_export_golden_complete_only(store):
     store.add_question("A?", query_id="a")
     store.add_question("B?", query_id="b")
@@ -420,3 +302,102 @@ def test_ensure_collection_records_corpus(store):
         "/c.jsonl", "sha256:c", created.created_at)
     assert store.get_collection("handbook") == store.get_collection(collection="handbook") == updated
     assert store.add_question("Q?", collection="handbook").corpus_fingerprint == "sha256:c"
+
+
+# --------------------------------------------------------------------------- the revision counter
+
+
+WRITES = {
+    "add_question": lambda s: s.add_question("B?"),
+    "edit_question": lambda s: s.edit_question("a", notes="see §4"),
+    "delete_question": lambda s: s.delete_question("a"),
+    "set_unanswerable": lambda s: s.set_unanswerable("a"),
+    "set_judgment": lambda s: s.set_judgment("a", "d2", 1, annotator="ben"),
+    "regrade": lambda s: s.set_judgment("a", "d1", 1, annotator="asha", note="on second thought"),
+    "clear_judgment": lambda s: s.clear_judgment("a", "d1", annotator="asha"),
+    "import_golden": lambda s: s.import_golden(parse_golden_jsonl('{"query_id": "i", "question": "I?"}')),
+    "save_run": lambda s: s.save_run({"model": "m"}, summary={}, per_query={}, golden_hash="g"),
+    "delete_run": lambda s: s.delete_run(s.list_runs()[0].run_id),
+    "ensure_collection with a new corpus": lambda s: s.ensure_collection(corpus_fingerprint="sha256:new"),
+}
+
+
+@pytest.fixture
+def labelled(store):
+    store.add_question("A?", query_id="a")
+    store.set_judgment("a", "d1", 0, annotator="asha")
+    store.add_question("B?", query_id="b")
+    store.set_judgment("b", "d1", 2, annotator="asha")
+    store.save_run({"model": "m"}, summary={}, per_query={}, golden_hash="g")
+    store.add_question("Elsewhere?", collection="other")
+    return store
+
+
+@pytest.mark.parametrize("write", WRITES.values(), ids=WRITES.keys())
+def test_revision_is_bumped_by_each_write_and_seen_by_other_stores(labelled, tmp_path, write):
+    before = labelled.revision()
+    other_before = labelled.revision(collection="other")
+    write(labelled)
+    with open_store(tmp_path / "labeler.db") as another:  # as another process would see it
+        assert another.revision() == before + 1
+        assert another.revision(collection="other") == other_before
+
+
+NO_CHANGE = {
+    "reads": lambda s: (s.list_questions(), s.question_index(), s.question_status("a"), s.export_golden(),
+                        s.list_runs(), s.health(), s.agreement()),
+    "clear_nothing": lambda s: s.clear_judgment("a", "d9", annotator="asha"),
+    "edit_nothing": lambda s: s.edit_question("a"),
+    "delete_missing": lambda s: (s.delete_question("zz"), s.delete_run(999)),
+    "ensure_same_corpus": lambda s: s.ensure_collection(corpus_fingerprint=None),
+}
+REFUSED = {
+    "bad_grade": lambda s: s.set_judgment("a", "d1", 7, annotator="asha"),
+    "unanswerable_with_relevant": lambda s: s.set_unanswerable("b"),
+    "duplicate_question": lambda s: s.add_question("A?", query_id="a"),
+    "bad_import": lambda s: s.import_golden(GoldenSet((GoldenQuery("a b", "Q?"),))),
+}
+
+
+@pytest.mark.parametrize("action", [*NO_CHANGE.values(), *REFUSED.values()],
+                         ids=[*NO_CHANGE.keys(), *REFUSED.keys()])
+def test_revision_is_unchanged_by_reads_no_ops_and_refused_writes(labelled, action):
+    before = labelled.revision()
+    try:
+        action(labelled)
+    except InputError:
+        pass
+    assert labelled.revision() == before
+
+
+def test_revision_of_a_missing_collection_is_zero_and_creation_counts(store):
+    assert store.revision(collection="new") == 0
+    store.ensure_collection("new")
+    assert store.revision(collection="new") == 1
+
+
+# --------------------------------------------------------------------------- import checks
+
+
+@pytest.mark.parametrize("query, message", [
+    (GoldenQuery("a", "A?", relevance={"d1": 2 ** 63}), "fits 64 bits"),
+    (GoldenQuery("a", "A?", relevance={"d1": -(2 ** 63) - 1}), "fits 64 bits"),
+    (GoldenQuery("a", "A?", relevance={"d1": 1.5}), "fits 64 bits"),
+    (GoldenQuery("a", "A?", relevance={"d1": True}), "fits 64 bits"),
+    (GoldenQuery("a b", "A?"), "query id 'a b' contains whitespace"),
+    (GoldenQuery("a", "A?", relevance={"#d": 1}), "doc id of question 'a'.*starts with '#'"),
+    (GoldenQuery("a", "A?", unanswerable=True, relevance={"d": 1}), "marked unanswerable but with relevant"),
+])
+def test_import_golden_refuses_what_the_database_cannot_hold(store, tmp_path, query, message):
+    store.add_question("Existing?", query_id="keep")
+    before = snapshot(tmp_path / "labeler.db")
+    with pytest.raises(InputError, match=f"{message}.*Hint:"):
+        store.import_golden(GoldenSet((GoldenQuery("ok", "Fine?", relevance={"d": 1}), query)))
+    assert snapshot(tmp_path / "labeler.db") == before
+
+
+def test_import_golden_keeps_a_64_bit_scale(store):
+    big = 2 ** 63 - 1
+    store.import_golden(GoldenSet((GoldenQuery("a", "A?", relevance={"d1": big, "d2": -(2 ** 63)}),)))
+    assert store.export_golden().get("a").relevance == {"d1": big, "d2": -(2 ** 63)}
+    assert store.question_index()[0].status == Status.DONE

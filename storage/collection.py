@@ -1,0 +1,64 @@
+"""Collections inside a transaction: lookup, creation, corpus details, and the revision counter.
+
+Functions here take an open `Connection`; the `Store` decides the transaction around them.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from labeler.errors import InputError
+from storage import schema as S
+from storage.records import DEFAULT_COLLECTION, Collection
+from storage.schema import utc_now
+
+
+def collection_row(conn: Connection, name: str) -> Any:
+    """The collection's row, or None."""
+    return conn.execute(sa.select(S.collections).where(S.collections.c.name == name)).first()
+
+
+def collection_id(conn: Connection, name: str, *, create: bool = False) -> int:
+    """The collection's id; created when `create`, else an InputError naming the known ones."""
+    row = collection_row(conn, name)
+    if row is not None:
+        return row.id
+    if not create:
+        known = [r.name for r in conn.execute(sa.select(S.collections.c.name).order_by(S.collections.c.name))]
+        raise InputError(f"no collection named {name!r}",
+                         hint=f"known collections: {', '.join(known) or '(none yet)'}; "
+                              "import a golden set or add a question to create one.")
+    if not isinstance(name, str) or not name.strip():
+        raise InputError("a collection name is required", hint=f"the default is {DEFAULT_COLLECTION!r}.")
+    insert = S.collections.insert().values(name=name, created_at=utc_now(), revision=1)
+    return conn.execute(insert).inserted_primary_key[0]
+
+
+def to_collection(row: Any) -> Collection:
+    """The record of a collections row."""
+    return Collection(row.name, row.corpus_path, row.corpus_fingerprint, row.created_at)
+
+
+def bump_revision(conn: Connection, cid: int) -> None:
+    """Count one more change to the collection, in the caller's write transaction."""
+    c = S.collections
+    conn.execute(c.update().where(c.c.id == cid).values(revision=c.c.revision + 1))
+
+
+def record_corpus(conn: Connection, cid: int, corpus_path: str | None, corpus_fingerprint: str | None) -> bool:
+    """Record the given (non-None) corpus path/fingerprint on the collection; True if one changed."""
+    c = S.collections
+    row = conn.execute(sa.select(c.c.corpus_path, c.c.corpus_fingerprint).where(c.c.id == cid)).one()
+    values = {k: v for k, v in (("corpus_path", corpus_path), ("corpus_fingerprint", corpus_fingerprint))
+              if v is not None and getattr(row, k) != v}
+    if values:
+        conn.execute(c.update().where(c.c.id == cid).values(**values))
+    return bool(values)
+
+
+def revision(conn: Connection, name: str) -> int:
+    """The collection's revision: 0 while it does not exist, 1 when created, +1 per change."""
+    value = conn.execute(sa.select(S.collections.c.revision).where(S.collections.c.name == name)).scalar()
+    return value or 0

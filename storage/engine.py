@@ -1,0 +1,197 @@
+"""The database connection: URLs, the SQLite engine and its pragmas, transactions, and errors.
+
+Every public write is one transaction. On SQLite the transaction starts with `BEGIN IMMEDIATE`,
+so concurrent writers queue on the database lock (for up to BUSY_TIMEOUT_S) instead of failing
+with "database is locked" when a read lock cannot be upgraded; WAL mode lets readers go on
+while one writer writes; `synchronous=FULL` keeps a committed label through a power cut.
+
+A SQLite path is checked before anything is opened, so a mistyped `--db` never leaves an empty
+database behind: its folder must exist and be a writable folder. Only the default data
+directory (`$LABELER_HOME`, else `.labeler/` in the cwd) is created on first use.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.pool import StaticPool
+
+from labeler.errors import LabelerError, StorageError
+from storage import schema as S
+
+DB_FILENAME = "labeler.db"
+BUSY_TIMEOUT_S = 60
+SYNCHRONOUS_LEVELS = ("FULL", "EXTRA", "NORMAL")
+
+
+def data_dir() -> Path:
+    """The data directory ($LABELER_HOME, else `.labeler/` in the cwd), created on first use."""
+    from labeler.paths import labeler_home
+
+    try:
+        home = labeler_home()
+    except OSError as exc:
+        where = exc.filename or os.environ.get("LABELER_HOME") or ".labeler"
+        raise StorageError(f"cannot create the data directory ({exc.strerror or exc})", path=str(where),
+                           hint="set LABELER_HOME to a writable folder, or pass --db.") from None
+    if not os.access(home, os.W_OK | os.X_OK):
+        raise StorageError("the data directory is not writable", path=str(home),
+                           hint="set LABELER_HOME to a writable folder, or pass --db.")
+    return home
+
+
+def default_db_url() -> str:
+    """`sqlite:///$LABELER_HOME/labeler.db` ($LABELER_HOME defaults to `.labeler/` in the cwd)."""
+    return "sqlite:///" + str(data_dir() / DB_FILENAME)
+
+
+def normalize_db_url(url: str | Path | None) -> str:
+    """A database URL; a plain path means a SQLite file there, None the default database."""
+    if url is None or str(url).strip() == "":
+        return default_db_url()
+    text = str(url)
+    if "://" in text or text.startswith("sqlite:"):
+        return text
+    return "sqlite:///" + str(Path(text).expanduser().resolve())
+
+
+def sqlite_path_problem(path: Path) -> tuple[str, str] | None:
+    """(what is wrong, hint) when a SQLite database cannot live at `path`, else None. Creates nothing."""
+    folder = path.parent
+    if path.is_dir():
+        return "the database path is a folder", f"name a file, e.g. {path / DB_FILENAME}."
+    if not folder.exists():
+        existing = next((p for p in folder.parents if p.exists()), None)
+        if existing is not None and not existing.is_dir():
+            return (f"the database folder is under a regular file ({existing})",
+                    "pass a --db path inside a folder.")
+        return ("the database folder does not exist",
+                f"create it first (mkdir -p {folder}), or pass another --db path.")
+    if not folder.is_dir():
+        return f"the database folder {folder} is a regular file", "pass a --db path inside a folder."
+    if not os.access(folder, os.W_OK | os.X_OK):
+        # SQLite writes its -wal and -shm files beside the database, so the folder must be writable.
+        return f"the database folder {folder} is not writable", "pass a --db path in a folder you can write to."
+    if path.exists() and not os.access(path, os.R_OK | os.W_OK):
+        return "the database file is not readable and writable", "fix its permissions, or pass another --db."
+    return None
+
+
+def _is_memory(url: sa.engine.URL) -> bool:
+    return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
+
+
+def create_engine(url_text: str, synchronous: str = "FULL") -> Engine:
+    """An engine for the URL; on SQLite with the labeler's pragmas and write locking."""
+    try:
+        url = sa.engine.make_url(url_text)
+    except sa.exc.ArgumentError as exc:
+        raise StorageError(f"not a database URL: {url_text!r} ({exc})",
+                           hint="use sqlite:///path/to/labeler.db, postgresql://..., or a file path.") from None
+    if url.get_backend_name() != "sqlite":
+        try:
+            return sa.create_engine(url, pool_pre_ping=True)
+        except (ImportError, sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as exc:
+            raise StorageError(f"cannot use database URL {url.render_as_string()}: {exc}",
+                               hint="install the database driver, or use a sqlite:/// URL.") from None
+
+    memory = _is_memory(url)
+    if not memory and url.database and not url.database.startswith("file:"):
+        path = Path(url.database).expanduser()
+        if problem := sqlite_path_problem(path):
+            raise StorageError(problem[0], path=str(path), hint=problem[1])
+    kwargs: dict[str, Any] = {"connect_args": {"timeout": BUSY_TIMEOUT_S}}
+    if memory:  # one shared connection, else every checkout would see a new empty database
+        kwargs.update(poolclass=StaticPool, connect_args={"timeout": BUSY_TIMEOUT_S, "check_same_thread": False})
+    engine = sa.create_engine(url, **kwargs)
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record) -> None:
+        # Take transaction control from the sqlite3 driver so BEGIN is ours (see _on_begin).
+        dbapi_conn.isolation_level = None
+        cur = dbapi_conn.cursor()
+        cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
+        cur.execute("PRAGMA foreign_keys = ON")
+        if not memory and cur.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            cur.execute("PRAGMA journal_mode = WAL")
+        cur.execute(f"PRAGMA synchronous = {synchronous}")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn: Connection) -> None:
+        # A writer takes the write lock up front: two deferred transactions that both read and
+        # then try to write would deadlock on the upgrade, and one would fail at once.
+        write = conn.get_execution_options().get("labeler_write", False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    return engine
+
+
+def storage_error(exc: sa.exc.DBAPIError, url: str) -> StorageError:
+    """A driver error as a StorageError with a hint for the likely cause."""
+    detail = str(getattr(exc, "orig", exc)) or type(exc).__name__
+    if "locked" in detail or "busy" in detail:
+        hint = (f"another process held the database for over {BUSY_TIMEOUT_S} s; "
+                "try again, or look for a stuck labeler process.")
+    elif "not a database" in detail or "malformed" in detail:
+        hint = "the file is not a labeler database or is damaged; point --db / LABELER_HOME elsewhere."
+    elif "unable to open" in detail or "readonly" in detail:
+        hint = "check that the folder exists and is writable, or set LABELER_HOME / --db."
+    else:
+        hint = "check the database URL and that the database is reachable."
+    return StorageError(f"database error ({detail})", path=url, hint=hint)
+
+
+class Database:
+    """An engine with the labeler's transactions and migrations; safe to share between threads."""
+
+    def __init__(self, url: str, *, synchronous: str = "FULL") -> None:
+        if synchronous not in SYNCHRONOUS_LEVELS:
+            raise StorageError(f"unknown synchronous level {synchronous!r}",
+                               hint=f"use one of {', '.join(SYNCHRONOUS_LEVELS)}.")
+        self.url = url
+        self.engine = create_engine(url, synchronous)
+
+    def close(self) -> None:
+        """Release pooled connections."""
+        self.engine.dispose()
+
+    @contextmanager
+    def _tx(self, write: bool) -> Iterator[Connection]:
+        try:
+            with self.engine.connect() as conn:
+                if write:
+                    conn.execution_options(labeler_write=True)
+                with conn.begin():
+                    yield conn
+        except LabelerError:
+            raise
+        except sa.exc.DBAPIError as exc:
+            raise storage_error(exc, self.url) from exc
+
+    def write(self):
+        """One write transaction (BEGIN IMMEDIATE on SQLite)."""
+        return self._tx(True)
+
+    def read(self):
+        """One read transaction: a consistent snapshot."""
+        return self._tx(False)
+
+    def migrate(self) -> list[int]:
+        """Apply pending migrations; the versions applied (empty when up to date)."""
+        with self.read() as conn:
+            if not S.pending_migrations(S.current_version(conn)):
+                return []
+        with self.write() as conn:  # re-checked under the write lock: another process may have won
+            return S.apply_migrations(conn)
+
+    def schema_version(self) -> int:
+        """The database's schema version."""
+        with self.read() as conn:
+            return S.current_version(conn)

@@ -1,0 +1,122 @@
+"""Golden sets in and out of the database, inside the caller's transaction.
+
+Import: a golden file's grades are stored as the judgments of the pseudo-annotator
+IMPORT_ANNOTATOR (the file holds a consensus, not any one person's grades); the annotators the
+file names are kept as the question's credited annotators and written back on export.
+Re-importing replaces the imported grades of the questions in the file, keeps the grades
+people gave in the app, and keeps questions the file does not mention.
+Export: consensus grades (the pseudo-annotator's grades count, as one voice among the people).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from labeler.agreement import consensus
+from labeler.errors import InputError
+from labeler.golden import GoldenQuery, GoldenSet
+from labeler.status import status_of
+from storage import schema as S
+from storage.collection import bump_revision, collection_id, collection_row, record_corpus
+from storage.questions import check_id, check_stored_grade, chunks, judgment_rows, question_query, to_question, \
+    write_judgments
+from storage.records import IMPORT_ANNOTATOR, ImportSummary
+from storage.schema import utc_now
+
+
+def export_golden(conn: Connection, *, collection: str, complete_only: bool) -> GoldenSet:
+    """The collection's golden set with consensus grades (complete_only: done or unanswerable only)."""
+    coll = collection_row(conn, collection)
+    cid = collection_id(conn, collection)
+    rows = conn.execute(question_query().where(S.questions.c.collection_id == cid).order_by(S.questions.c.id))
+    questions = [to_question(r) for r in rows]
+    ratings: dict[tuple[str, str], dict[str, int]] = {}
+    people: dict[str, set[str]] = {}
+    for j in judgment_rows(conn, cid):
+        ratings.setdefault((j.query_id, j.doc_id), {})[j.annotator] = j.grade
+        if j.annotator != IMPORT_ANNOTATOR:
+            people.setdefault(j.query_id, set()).add(j.annotator)
+    qrels = consensus(ratings).qrels
+    out = []
+    for q in questions:
+        grades = qrels.get(q.query_id, {})
+        if complete_only and not status_of(q.unanswerable, grades).complete:
+            continue
+        out.append(q.to_golden(grades, tuple(people.get(q.query_id, ())), coll.corpus_fingerprint))
+    return GoldenSet(tuple(out))
+
+
+def check_importable(golden: GoldenSet) -> None:
+    """Refuse a golden set the database cannot hold as given: bad ids, grades, unanswerable conflicts."""
+    for g in golden.queries:
+        check_id(g.query_id, "query id")
+        for doc_id, grade in g.relevance.items():
+            check_id(doc_id, f"doc id of question {g.query_id!r}")
+            check_stored_grade(grade, f"question {g.query_id!r}, document {doc_id!r}")
+    conflicts = [q.query_id for q in golden.queries if q.unanswerable and any(g >= 1 for g in q.relevance.values())]
+    if conflicts:
+        raise InputError(f"questions marked unanswerable but with relevant documents: {', '.join(conflicts[:5])}",
+                         hint="validate the golden set with read_golden / parse_golden_jsonl first.")
+
+
+def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpus_path: str | None,
+                  corpus_fingerprint: str | None, progress: Callable[[int, int], None] | None) -> ImportSummary:
+    """Create or update the file's questions and replace their imported grades (one transaction: the caller's)."""
+    check_importable(golden)
+    total = len(golden.queries)
+    now = utc_now()
+    cid = collection_id(conn, collection, create=True)
+    record_corpus(conn, cid, corpus_path, corpus_fingerprint)
+    bump_revision(conn, cid)
+    q = S.questions
+    existing = {r.query_id: r.id for r in conn.execute(sa.select(q.c.query_id, q.c.id).where(q.c.collection_id == cid))}
+
+    def row_values(g: GoldenQuery) -> dict[str, Any]:
+        return dict(text=g.question, query_type=g.query_type, unanswerable=bool(g.unanswerable),
+                    notes=g.notes, created_at=g.created_at or now, updated_at=g.updated_at or now,
+                    extra=dict(g.extra), credited_annotators=list(g.annotators),
+                    corpus_fingerprint=g.corpus_fingerprint)
+
+    done = n_new = n_judgments = 0
+    for batch in chunks(list(golden.queries)):
+        new = [g for g in batch if g.query_id not in existing]
+        old = [g for g in batch if g.query_id in existing]
+        if new:
+            conn.execute(q.insert(), [dict(collection_id=cid, query_id=g.query_id, author="", **row_values(g))
+                                      for g in new])
+            ids = conn.execute(sa.select(q.c.query_id, q.c.id).where(
+                q.c.collection_id == cid, q.c.query_id.in_([g.query_id for g in new])))
+            existing.update({r.query_id: r.id for r in ids})
+            n_new += len(new)
+        if old:
+            conn.execute(q.update().where(q.c.id == sa.bindparam("qid")),
+                         [dict(qid=existing[g.query_id], **row_values(g)) for g in old])
+            old_ids = [existing[g.query_id] for g in old]
+            conn.execute(S.judgments.delete().where(S.judgments.c.annotator == IMPORT_ANNOTATOR,
+                                                    S.judgments.c.question_id.in_(old_ids)))
+            _check_unanswerable_against_people(conn, [g for g in old if g.unanswerable], existing)
+        rows = [dict(question_id=existing[g.query_id], doc_id=doc_id, grade=grade, annotator=IMPORT_ANNOTATOR,
+                     note="", created_at=now, updated_at=now)
+                for g in batch for doc_id, grade in g.relevance.items()]
+        write_judgments(conn, rows)
+        n_judgments += len(rows)
+        done += len(batch)
+        if progress is not None:
+            progress(done, total)
+    return ImportSummary(collection, total, n_new, total - n_new, n_judgments,
+                         sum(1 for g in golden.queries if g.unanswerable))
+
+
+def _check_unanswerable_against_people(conn: Connection, marked: list[GoldenQuery], ids: Mapping[str, int]) -> None:
+    if not marked:
+        return
+    j, qt = S.judgments, S.questions
+    rows = conn.execute(sa.select(qt.c.query_id, j.c.doc_id, j.c.annotator).join(qt, qt.c.id == j.c.question_id)
+                        .where(j.c.question_id.in_([ids[g.query_id] for g in marked]), j.c.grade >= 1)).all()
+    if rows:
+        shown = ", ".join(f"{r.query_id}/{r.doc_id} ({r.annotator})" for r in rows[:3])
+        raise InputError(f"the file marks questions unanswerable that annotators graded relevant here: {shown}",
+                         hint="resolve those judgments in the app first, or import into another --collection.")

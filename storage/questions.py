@@ -1,0 +1,292 @@
+"""Questions and judgments inside a transaction: checks, writes, and one question's status.
+
+Rules this module decides (DESIGN.md leaves them open):
+- Unanswerable: a question cannot be marked unanswerable while any annotator grades one of
+  its documents >= 1, and a document of an unanswerable question cannot be graded >= 1
+  (grade 0, "seen and rejected", is fine). The error names the documents; clear them first.
+  So an exported golden set always passes its own validator.
+- Grades set in the app are 0-3; an import may carry another scale if it was read with
+  keep_scale=True, as long as each grade fits a 64-bit integer column.
+Every write bumps the collection's revision in the same transaction.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from labeler.agreement import consensus
+from labeler.errors import InputError
+from labeler.golden import GRADE_MAX, GRADE_MIN
+from labeler.ids import ID_HINT, id_problem
+from labeler.status import status_of
+from storage import schema as S
+from storage.collection import bump_revision, collection_id, collection_row
+from storage.records import IMPORT_ANNOTATOR, Judgment, Question, QuestionStatus
+from storage.schema import utc_now
+
+CHUNK = 500  # rows per executemany / IN (...) list
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+_AUTO_ID = re.compile(r"q-(\d+)")
+
+# --------------------------------------------------------------------------- checks
+
+
+def check_grade(grade: Any) -> int:
+    """A grade an annotator may give in the app: an int 0-3."""
+    if isinstance(grade, bool) or not isinstance(grade, int) or not GRADE_MIN <= grade <= GRADE_MAX:
+        raise InputError(f"grade must be an integer {GRADE_MIN}-{GRADE_MAX}, got {grade!r}",
+                         hint="0 not relevant, 1 partially relevant, 2 relevant, 3 answers fully.")
+    return grade
+
+
+def check_stored_grade(grade: Any, where: str) -> int:
+    """Any grade the database can hold (an imported scale may differ): an int that fits 64 bits."""
+    if isinstance(grade, bool) or not isinstance(grade, int) or not INT64_MIN <= grade <= INT64_MAX:
+        raise InputError(f"{where}: grade must be an integer that fits 64 bits, got {grade!r:.40}",
+                         hint="use grades 0-3 (or a small integer scale read with --keep-scale).")
+    return grade
+
+
+def check_id(value: Any, what: str) -> str:
+    """The id, or an InputError saying why it breaks the id policy."""
+    if why := id_problem(value, what):
+        raise InputError(why, hint=ID_HINT)
+    return value
+
+
+def check_annotator(annotator: Any) -> str:
+    """An annotator name: non-empty after stripping, and not the import pseudo-annotator."""
+    if not isinstance(annotator, str) or not annotator.strip():
+        raise InputError("an annotator name is required", hint="pick your name before labelling.")
+    if annotator == IMPORT_ANNOTATOR:
+        raise InputError(f"{IMPORT_ANNOTATOR!r} is reserved for imported grades", hint="use your own name.")
+    return annotator.strip()
+
+
+def check_text(text: Any) -> str:
+    """A question's text: a non-blank string."""
+    if not isinstance(text, str) or not text.strip():
+        raise InputError("the question text is empty", hint="write the question as an annotator would ask it.")
+    return text
+
+
+def chunks(items: list, size: int = CHUNK) -> Iterator[list]:
+    """Consecutive slices of at most `size` items."""
+    for i in range(0, len(items), size):
+        yield items[i:i + size]
+
+
+# --------------------------------------------------------------------------- rows
+
+
+def question_query() -> sa.Select:
+    """SELECT of every question column a `Question` needs, plus the row and collection ids."""
+    q = S.questions
+    return sa.select(q.c.id, q.c.collection_id, q.c.query_id, q.c.text, q.c.query_type, q.c.unanswerable, q.c.notes, q.c.author,
+                     q.c.created_at, q.c.updated_at, q.c.extra, q.c.credited_annotators, q.c.corpus_fingerprint)
+
+
+def to_question(row: Any) -> Question:
+    """The record of a question_query() row."""
+    return Question(
+        query_id=row.query_id, text=row.text, query_type=row.query_type, unanswerable=bool(row.unanswerable),
+        notes=row.notes, author=row.author, created_at=row.created_at, updated_at=row.updated_at,
+        extra=row.extra or {}, credited_annotators=tuple(row.credited_annotators or ()),
+        corpus_fingerprint=row.corpus_fingerprint,
+    )
+
+
+def to_judgment(row: Any) -> Judgment:
+    """The record of a judgments row joined with its query_id."""
+    return Judgment(row.query_id, row.doc_id, row.grade, row.annotator, row.note, row.created_at, row.updated_at)
+
+
+def question_row(conn: Connection, collection: str, query_id: str, *, required: bool = True) -> Any:
+    """The question's row (question_query columns); None, or an InputError when `required`."""
+    q, c = S.questions, S.collections
+    row = conn.execute(question_query().join(c, c.c.id == q.c.collection_id)
+                       .where(c.c.name == collection, q.c.query_id == query_id)).first()
+    if row is None and required:
+        collection_id(conn, collection)  # a missing collection has its own message
+        raise InputError(f"no question {query_id!r} in collection {collection!r}",
+                         hint="it may have been deleted; reload the question list.")
+    return row
+
+
+def judgment_rows(conn: Connection, cid: int, query_id: str | None = None,
+                  annotator: str | None = None) -> list[Judgment]:
+    """Judgments of a collection (by question, document, annotator), optionally filtered."""
+    j, q = S.judgments, S.questions
+    stmt = (sa.select(j, q.c.query_id).join(q, q.c.id == j.c.question_id).where(q.c.collection_id == cid)
+            .order_by(q.c.id, j.c.doc_id, j.c.annotator))
+    if query_id is not None:
+        stmt = stmt.where(q.c.query_id == query_id)
+    if annotator is not None:
+        stmt = stmt.where(j.c.annotator == annotator)
+    return [to_judgment(r) for r in conn.execute(stmt)]
+
+
+def write_judgments(conn: Connection, rows: list[dict[str, Any]]) -> None:
+    """THE place a judgment is written: insert, or update grade/note/updated_at of the existing row.
+
+    Each row: question_id, doc_id, grade, annotator, note, created_at, updated_at.
+    """
+    if not rows:
+        return
+    t = S.judgments
+    if conn.dialect.name == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    stmt = insert(t)
+    stmt = stmt.on_conflict_do_update(
+        index_elements=[t.c.question_id, t.c.doc_id, t.c.annotator],
+        set_={"grade": stmt.excluded.grade, "note": stmt.excluded.note, "updated_at": stmt.excluded.updated_at},
+    )
+    for chunk in chunks(rows):
+        conn.execute(stmt, chunk)
+
+
+def _touch(conn: Connection, row: Any, **values: Any) -> None:
+    # A question's updated_at moves with its judgments; the collection's revision with everything.
+    conn.execute(S.questions.update().where(S.questions.c.id == row.id).values(updated_at=utc_now(), **values))
+    bump_revision(conn, row.collection_id)
+
+
+# --------------------------------------------------------------------------- questions
+
+
+def add_question(conn: Connection, text: str, *, collection: str, query_id: str | None, query_type: str,
+                 notes: str, author: str, unanswerable: bool, extra: Mapping[str, Any] | None,
+                 corpus_fingerprint: str | None) -> Question:
+    """Insert a question (query_id defaults to the next free `q-0001`-style id)."""
+    check_text(text)
+    if query_id is not None:
+        check_id(query_id, "query id")
+    cid = collection_id(conn, collection, create=True)
+    if query_id is None:
+        used = conn.execute(sa.select(S.questions.c.query_id).where(S.questions.c.collection_id == cid))
+        numbers = [int(m.group(1)) for (qid,) in used if (m := _AUTO_ID.fullmatch(qid))]
+        query_id = f"q-{max(numbers, default=0) + 1:04d}"
+    elif question_row(conn, collection, query_id, required=False) is not None:
+        raise InputError(f"question {query_id!r} already exists in collection {collection!r}",
+                         hint="pick another query_id, or edit the existing question.")
+    now = utc_now()
+    if corpus_fingerprint is None:
+        corpus_fingerprint = collection_row(conn, collection).corpus_fingerprint
+    conn.execute(S.questions.insert().values(
+        collection_id=cid, query_id=query_id, text=text, query_type=query_type or "",
+        unanswerable=bool(unanswerable), notes=notes or "", author=author or "", created_at=now,
+        updated_at=now, extra=dict(extra or {}), credited_annotators=[], corpus_fingerprint=corpus_fingerprint))
+    bump_revision(conn, cid)
+    return to_question(question_row(conn, collection, query_id))
+
+
+def edit_question(conn: Connection, query_id: str, *, collection: str, values: dict[str, Any]) -> Question:
+    """Change the given columns of a question (no values: nothing changes)."""
+    if "text" in values:
+        check_text(values["text"])
+    row = question_row(conn, collection, query_id)
+    if values:
+        _touch(conn, row, **values)
+    return to_question(question_row(conn, collection, query_id))
+
+
+def delete_question(conn: Connection, query_id: str, *, collection: str) -> bool:
+    """Delete a question and (by cascade) its judgments; False if there was none."""
+    row = question_row(conn, collection, query_id, required=False)
+    if row is None:
+        return False
+    conn.execute(S.questions.delete().where(S.questions.c.id == row.id))
+    bump_revision(conn, row.collection_id)
+    return True
+
+
+def set_unanswerable(conn: Connection, query_id: str, unanswerable: bool, *, collection: str) -> Question:
+    """Mark (or unmark) a question unanswerable; refused while any document is graded >= 1."""
+    row = question_row(conn, collection, query_id)
+    if unanswerable:
+        j = S.judgments
+        relevant = conn.execute(sa.select(j.c.doc_id, j.c.annotator, j.c.grade)
+                                .where(j.c.question_id == row.id, j.c.grade >= 1)
+                                .order_by(j.c.doc_id, j.c.annotator)).all()
+        if relevant:
+            shown = ", ".join(f"{r.doc_id} ({r.annotator}: {r.grade})" for r in relevant[:3])
+            more = f" and {len(relevant) - 3} more" if len(relevant) > 3 else ""
+            raise InputError(f"question {query_id!r} has documents graded relevant: {shown}{more}",
+                             hint="set those grades to 0 or clear them first; an unanswerable question "
+                                  "has no relevant document.")
+    _touch(conn, row, unanswerable=bool(unanswerable))
+    return to_question(question_row(conn, collection, query_id))
+
+
+# --------------------------------------------------------------------------- judgments
+
+
+def set_judgment(conn: Connection, query_id: str, doc_id: str, grade: int, *, annotator: str,
+                 collection: str, note: str) -> Judgment:
+    """Record `annotator`'s grade (0-3) for a document, replacing their earlier one."""
+    check_id(doc_id, "doc id")
+    check_grade(grade)
+    annotator = check_annotator(annotator)
+    row = question_row(conn, collection, query_id)
+    if row.unanswerable and grade >= 1:
+        raise InputError(f"question {query_id!r} is marked unanswerable, so no document can be graded {grade}",
+                         hint="unmark it as unanswerable first, or grade the document 0.")
+    now = utc_now()
+    write_judgments(conn, [dict(question_id=row.id, doc_id=doc_id, grade=grade, annotator=annotator,
+                                note=note or "", created_at=now, updated_at=now)])
+    _touch(conn, row)
+    j = S.judgments
+    out = conn.execute(sa.select(j, sa.literal(query_id).label("query_id")).where(
+        j.c.question_id == row.id, j.c.doc_id == doc_id, j.c.annotator == annotator)).one()
+    return to_judgment(out)
+
+
+def clear_judgment(conn: Connection, query_id: str, doc_id: str, *, annotator: str, collection: str) -> bool:
+    """Remove `annotator`'s grade for the document; False if there was none."""
+    row = question_row(conn, collection, query_id)
+    j = S.judgments
+    done = conn.execute(j.delete().where(j.c.question_id == row.id, j.c.doc_id == doc_id,
+                                         j.c.annotator == annotator)).rowcount > 0
+    if done:
+        _touch(conn, row)
+    return done
+
+
+# --------------------------------------------------------------------------- one question's status
+
+
+def status_for(question: Question, judgments: tuple[Judgment, ...]) -> QuestionStatus:
+    """A question with its judgments, their consensus grades and its status."""
+    ratings: dict[tuple[str, str], dict[str, int]] = {}
+    for j in judgments:
+        ratings.setdefault((j.query_id, j.doc_id), {})[j.annotator] = j.grade
+    grades = dict(consensus(ratings).qrels.get(question.query_id, {}))
+    return QuestionStatus(question, judgments, grades, status_of(question.unanswerable, grades))
+
+
+def question_status(conn: Connection, query_id: str, *, collection: str) -> QuestionStatus | None:
+    """One question with its judgments, consensus and status, reading only its rows; None if missing."""
+    row = question_row(conn, collection, query_id, required=False)
+    if row is None:
+        return None
+    j = S.judgments
+    rows = conn.execute(sa.select(j, sa.literal(query_id).label("query_id"))
+                        .where(j.c.question_id == row.id).order_by(j.c.doc_id, j.c.annotator))
+    return status_for(to_question(row), tuple(to_judgment(r) for r in rows))
+
+
+def list_questions(conn: Connection, *, collection: str) -> list[QuestionStatus]:
+    """Every question (in creation order) with its judgments, consensus grades and status."""
+    cid = collection_id(conn, collection)
+    rows = conn.execute(question_query().where(S.questions.c.collection_id == cid).order_by(S.questions.c.id))
+    questions = [to_question(r) for r in rows]
+    by_question: dict[str, list[Judgment]] = {}
+    for j in judgment_rows(conn, cid):
+        by_question.setdefault(j.query_id, []).append(j)
+    return [status_for(q, tuple(by_question.get(q.query_id, ()))) for q in questions]

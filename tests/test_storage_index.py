@@ -1,0 +1,100 @@
+"""The question index computed in SQL agrees with the Python consensus (labeler.agreement)."""
+from __future__ import annotations
+
+import random
+
+import pytest
+import sqlalchemy as sa
+
+from labeler.errors import InputError
+
+from labeler.agreement import consensus
+from labeler.golden import GoldenQuery, GoldenSet
+from labeler.status import Status, status_of
+from storage import IMPORT_ANNOTATOR, open_store
+from storage import schema as S
+from storage.questions import write_judgments
+
+PEOPLE = ("asha", "ben", "chen", "dana")
+
+
+@pytest.fixture
+def store(tmp_path):
+    with open_store(tmp_path / "labeler.db") as s:
+        yield s
+
+
+def _generate(rng: random.Random, n_questions: int) -> dict[str, dict]:
+    """Questions with random annotators and grades; imported grades may be negative (a kept scale)."""
+    cases = {}
+    for i in range(n_questions):
+        ratings: dict[str, dict[str, int]] = {}
+        for d in range(rng.randint(0, 4)):
+            graders = {p: rng.randint(0, 3) for p in rng.sample(PEOPLE, rng.randint(0, len(PEOPLE)))}
+            if rng.random() < 0.5:
+                graders[IMPORT_ANNOTATOR] = rng.randint(-2, 4)
+            if graders:
+                ratings[f"d{d}"] = graders
+        nothing_relevant = all(g < 1 for by in ratings.values() for g in by.values())
+        cases[f"q{i:03d}"] = {"ratings": ratings, "unanswerable": nothing_relevant and rng.random() < 0.3}
+    return cases
+
+
+def _load(store, cases: dict[str, dict]) -> None:
+    store.import_golden(GoldenSet(tuple(
+        GoldenQuery(qid, f"Question {qid}?", unanswerable=case["unanswerable"],
+                    relevance={d: by[IMPORT_ANNOTATOR] for d, by in case["ratings"].items() if IMPORT_ANNOTATOR in by})
+        for qid, case in cases.items())))
+    # People's grades through the store's one judgment writer, in bulk: the subject here is the
+    # index's arithmetic (set_judgment's checks are tested in test_storage.py).
+    with store.engine.begin() as conn:
+        ids = dict(conn.execute(sa.select(S.questions.c.query_id, S.questions.c.id)).all())
+        write_judgments(conn, [
+            dict(question_id=ids[qid], doc_id=doc_id, grade=grade, annotator=person, note="",
+                 created_at="2026-01-01T00:00:00Z", updated_at="2026-01-01T00:00:00Z")
+            for qid, case in cases.items() for doc_id, by in case["ratings"].items()
+            for person, grade in by.items() if person != IMPORT_ANNOTATOR])
+
+
+def _expected(qid: str, case: dict) -> tuple:
+    grades = consensus({(qid, d): by for d, by in case["ratings"].items()}).qrels.get(qid, {})
+    people = sorted({p for by in case["ratings"].values() for p in by} - {IMPORT_ANNOTATOR})
+    return qid, status_of(case["unanswerable"], grades), len(grades), tuple(people), dict(grades)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2, 3])
+def test_question_index_matches_python_consensus_on_generated_cases(store, seed):
+    cases = _generate(random.Random(seed), 300)
+    _load(store, cases)
+    expected = [_expected(qid, case) for qid, case in cases.items()]
+    index = store.question_index()
+    assert [(s.query_id, s.status, s.n_judged, s.annotators) for s in index] == [e[:4] for e in expected]
+    # The generator reaches every status and the tie rule's both sides.
+    assert {s.status for s in index} == set(Status)
+    for qid, status, n_judged, _, grades in expected[::10]:
+        one = store.question_status(qid)
+        assert (one.status, one.n_judged, dict(one.consensus)) == (status, n_judged, grades)
+
+
+@pytest.mark.parametrize("grades, status", [
+    # floor(median) of an even count is floor of the two middle grades' mean:
+    ({"asha": 0, "ben": 2}, Status.DONE),              # (0 + 2) // 2 = 1
+    ({"asha": 0, "ben": 1}, Status.STARTED),           # (0 + 1) // 2 = 0
+    ({IMPORT_ANNOTATOR: -1, "ben": 2}, Status.STARTED),  # (-1 + 2) // 2 = 0: "smallest >= 1 is >= 2" is not enough
+    ({IMPORT_ANNOTATOR: -1, "ben": 3}, Status.DONE),   # (-1 + 3) // 2 = 1
+    ({"asha": 0, "ben": 1, "chen": 1}, Status.DONE),   # median 1
+    ({"asha": 0, "ben": 0, "chen": 3}, Status.STARTED),  # median 0
+    ({"asha": 1, "ben": 0, "chen": 0, "dana": 3}, Status.STARTED),  # (0 + 1) // 2 = 0
+    ({"asha": 2, "ben": 0, "chen": 0, "dana": 3}, Status.DONE),     # (0 + 2) // 2 = 1
+])
+def test_question_index_tie_rule_by_hand(store, grades, status):
+    _load(store, {"q": {"ratings": {"d": grades}, "unanswerable": False}})
+    [summary] = store.question_index()
+    assert summary.status == status == store.question_status("q").status
+
+
+def test_question_index_of_empty_and_missing_collections(store):
+    store.ensure_collection("empty")
+    assert store.question_index(collection="empty") == []
+    with pytest.raises(InputError, match="no collection named 'nope'.*Hint:"):
+        store.question_index(collection="nope")
