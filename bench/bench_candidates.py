@@ -20,15 +20,15 @@ def main(n_questions: int = 200) -> None:
     from labeler.candidates import pool_candidates
     from labeler.config import RunConfig
     from labeler.embedding import load_model
-    from labeler.retrieval import Retriever
+    from labeler.retrieval import open_retriever
 
     corpus = scifact_docs()
     t0 = time.perf_counter()
-    retriever = Retriever(corpus, RunConfig(), progress=lambda d, n, s: print(f"\r{s} {d}/{n}", end="", file=sys.stderr))
+    retriever = open_retriever(corpus, RunConfig(), progress=lambda d, n, s: print(f"\r{s} {d}/{n}", end="", file=sys.stderr))
     print(f"opened SciFact in {time.perf_counter() - t0:.1f}s (embedded: {retriever.stats.embedded})")
     model = load_model(RunConfig().model)
     questions = list(scifact_queries().values())[:n_questions]
-    retriever.bm25  # noqa: B018 - built/loaded once, as the app does at start
+    retriever.prepare("hybrid")  # BM25 built/loaded once too, as the app does at start
     for q in questions[:5]:  # warm both paths
         pool_candidates(retriever, q)
         retriever.index.search(model.encode([q], normalize_embeddings=True), 10)

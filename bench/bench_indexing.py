@@ -18,7 +18,7 @@ def main(n_docs: int = 1000) -> None:
     from labeler.chunking import render
     from labeler.config import RunConfig
     from labeler.embedding import load_model
-    from labeler.retrieval import Retriever
+    from labeler.retrieval import open_retriever
 
     corpus = scifact_docs(n_docs)
     config = RunConfig()
@@ -28,9 +28,9 @@ def main(n_docs: int = 1000) -> None:
 
     bare, _ = timed(model.encode, texts, normalize_embeddings=True, convert_to_numpy=True)
     with tempfile.TemporaryDirectory() as tmp:
-        cold, retriever = timed(Retriever, corpus, config, cache_root=Path(tmp))
+        cold, retriever = timed(open_retriever, corpus, config, cache_root=Path(tmp))
         assert retriever.stats.embedded
-        reopen, again = timed(Retriever, corpus, config, cache_root=Path(tmp))
+        reopen, again = timed(open_retriever, corpus, config, cache_root=Path(tmp))
         assert not again.stats.embedded
     print(f"documents: {len(corpus)}")
     print(f"bare SentenceTransformer.encode: {bare:8.2f} s  ({len(texts) / bare:6.1f} docs/s)")

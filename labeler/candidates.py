@@ -11,8 +11,12 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from labeler.corpus import Corpus, Document
+
+if TYPE_CHECKING:  # pragma: no cover - the retrieval stack imports faiss and torch lazily
+    from labeler.retrieval import Retriever
 
 
 @dataclass(frozen=True)
@@ -30,6 +34,7 @@ class Candidate:
 
     @property
     def best_rank(self) -> int:
+        """The best rank any retriever gave this document."""
         return min(self.found_by.values()) if self.found_by else 10**9
 
 
@@ -50,11 +55,13 @@ def pool(runs: Mapping[str, Sequence]) -> list[Candidate]:
                                         min(names.index(n) for n in c.found_by), c.doc_id))
 
 
-def pool_candidates(retriever, question: str, *, k_dense: int = 10, k_bm25: int = 10,
-                    filters: Sequence[tuple[str, str]] | None = None) -> list[Candidate]:
+def pool_candidates(retriever: "Retriever", question: str, *, k_dense: int = 10, k_bm25: int = 10,
+                    filters: Sequence[tuple[str, str]] = ()) -> list[Candidate]:
     """Dense top-k and BM25 top-k for one question, deduplicated by document."""
-    dense = retriever.dense_many(retriever.embedder.encode_queries([question]), k_dense, filters)[0]
-    lexical = retriever.bm25_search(question, k_bm25, filters)
+    from labeler.config import SearchParams
+
+    dense = retriever.search(question, SearchParams(k=k_dense, mode="dense", filters=filters))
+    lexical = retriever.search(question, SearchParams(k=k_bm25, mode="bm25", filters=filters))
     return pool({"dense": dense, "bm25": lexical})
 
 

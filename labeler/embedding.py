@@ -8,16 +8,15 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from labeler.config import DEFAULT_MODEL
 from labeler.errors import ConfigError
+from labeler.progress import Progress
 
-Progress = Callable[[int, int, str], None]
 ENCODE_BATCH = 64
 # Texts are handed to the model in slices this large so progress can be reported; each slice
 # is still length-sorted and batched inside `encode`, so throughput matches one big call.
@@ -48,7 +47,6 @@ def model_identity(name: str) -> str:
 @functools.lru_cache(maxsize=4)
 def load_model(name: str = DEFAULT_MODEL):
     """Load a SentenceTransformer once per process (CPU)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
 
     try:  # a weight-loading progress bar per start is noise in the CLI and the server log
@@ -72,10 +70,12 @@ class Embedder:
 
     @functools.cached_property
     def model(self):
+        """The SentenceTransformer, loaded on first use."""
         return load_model(self.name)
 
     @property
     def dimension(self) -> int:
+        """Length of one vector."""
         return int(self.model.get_sentence_embedding_dimension())
 
     def encode(self, texts: Sequence[str], *, progress: Progress | None = None,

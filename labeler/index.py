@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 
-from labeler.config import RunConfig
+from labeler.config import BuildConfig
 from labeler.errors import ConfigError
 
 
-def build_index(vectors: np.ndarray, config: RunConfig):
+def build_index(vectors: np.ndarray, config: BuildConfig):
     """Build the `flat`, `hnsw` or `ivf` index the config asks for, with every vector added."""
     import faiss
 
@@ -45,12 +45,13 @@ def save_index(index, path: Path) -> None:
 
 
 def load_index(path: Path):
+    """Read an index written by `save_index`."""
     import faiss
 
     return faiss.read_index(str(path))
 
 
-def search_params(config: RunConfig, allowed: np.ndarray | None):
+def _faiss_params(index_type: str, allowed: np.ndarray | None, ef_search: int, nprobe: int):
     """FAISS SearchParameters carrying efSearch/nprobe and, when filtering, an ID selector.
 
     Returns (params, keepalive): the selector must outlive the search call.
@@ -58,10 +59,10 @@ def search_params(config: RunConfig, allowed: np.ndarray | None):
     import faiss
 
     sel = faiss.IDSelectorBatch(allowed.astype(np.int64)) if allowed is not None else None
-    if config.index == "hnsw":
-        params = faiss.SearchParametersHNSW(efSearch=config.ef_search)
-    elif config.index == "ivf":
-        params = faiss.SearchParametersIVF(nprobe=config.nprobe)
+    if index_type == "hnsw":
+        params = faiss.SearchParametersHNSW(efSearch=ef_search)
+    elif index_type == "ivf":
+        params = faiss.SearchParametersIVF(nprobe=nprobe)
     else:
         params = faiss.SearchParameters()
     if sel is not None:
@@ -69,9 +70,12 @@ def search_params(config: RunConfig, allowed: np.ndarray | None):
     return params, sel
 
 
-def search(index, queries: np.ndarray, k: int, config: RunConfig,
+def search(index, queries: np.ndarray, k: int, *, index_type: str = "flat", ef_search: int = 128, nprobe: int = 8,
            allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k (scores, positions) per query; positions are -1 where fewer than k exist."""
-    params, _keepalive = search_params(config, allowed)
+    """Top-k (scores, positions) per query; positions are -1 where fewer than k exist.
+
+    `ef_search` (hnsw) and `nprobe` (ivf) are search-time settings: one built index serves any.
+    """
+    params, _keepalive = _faiss_params(index_type, allowed, ef_search, nprobe)
     k = max(1, min(k, index.ntotal if allowed is None else len(allowed)))
     return index.search(np.ascontiguousarray(queries, dtype=np.float32), k, params=params)

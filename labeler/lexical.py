@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
+from labeler.errors import CorpusError
+
 K1, B = 0.9, 0.4
 # bm25s's default `\b\w\w+\b` cuts Indic words at every vowel sign (a combining mark is not
 # `\w`): "छुट्टी" became nothing and "कार्यालय" became "लय". Marks of the Indic blocks
@@ -40,19 +42,27 @@ class BM25Index:
         self._model = model
 
     @classmethod
-    def build(cls, texts: Sequence[str]) -> "BM25Index":
+    def build(cls, texts: Sequence[str], *, source: str | Path | None = None) -> "BM25Index":
+        """Index the texts; a CorpusError (naming `source`) when not one of them has an indexable word."""
         import bm25s
 
+        tokens = bm25s.tokenize(list(texts), token_pattern=TOKEN_PATTERN, stopwords="en",
+                                stemmer=_stemmer(), show_progress=False)
+        if not tokens.vocab:  # bm25s fails with a bare `max() arg is an empty sequence`
+            raise CorpusError(f"no document has a word BM25 can index ({len(texts)} texts, all empty, "
+                              "stop words, punctuation or single letters)", path=source,
+                              hint="check the corpus's text field, or search it with --retriever dense.")
         model = bm25s.BM25(method="lucene", k1=K1, b=B)
-        model.index(bm25s.tokenize(list(texts), token_pattern=TOKEN_PATTERN, stopwords="en",
-                                   stemmer=_stemmer(), show_progress=False), show_progress=False)
+        model.index(tokens, show_progress=False)
         return cls(model)
 
     def save(self, folder: Path) -> None:
+        """Write the index to a folder (bm25s's own format)."""
         self._model.save(str(folder))
 
     @classmethod
     def load(cls, folder: Path) -> "BM25Index":
+        """Read an index written by `save`."""
         import bm25s
 
         return cls(bm25s.BM25.load(str(folder)))

@@ -36,10 +36,10 @@ def test_scifact_dense_flat_reproduces_mteb_ndcg_at_10(tmp_path):
     queries = {q: t for q, t in queries.items() if q in qrels}
 
     from labeler.corpus import load_corpus
-    from labeler.retrieval import Retriever
+    from labeler.retrieval import open_retriever
 
-    retriever = Retriever(load_corpus(folder), RunConfig(k=100), cache_root=cache_root)
-    run = retrieve_run(retriever.corpus, RunConfig(k=100), queries, retriever=retriever)
+    retriever = open_retriever(load_corpus(folder), RunConfig(k=100), cache_root=cache_root)
+    run = retrieve_run(retriever, queries, RunConfig(k=100).search_params())
     scores = pytrec_eval.RelevanceEvaluator(qrels, {"ndcg_cut.10", "recall.100"}).evaluate(run)
     ndcg10 = sum(s["ndcg_cut_10"] for s in scores.values()) / len(qrels)
     recall100 = sum(s["recall_100"] for s in scores.values()) / len(qrels)

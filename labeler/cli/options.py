@@ -1,4 +1,7 @@
-"""The run-config options shared by `index`, `search` and `eval`: one place, one RunConfig."""
+"""The run-config options shared by `index`, `search` and `eval`: one place, one RunConfig.
+
+`index` and `search` take the build and search options; `eval` also the abstention threshold.
+"""
 from __future__ import annotations
 
 import click
@@ -30,16 +33,23 @@ _OPTIONS = [
     click.option("--rrf-k", type=int, default=_DEFAULTS.rrf_k, show_default=True),
     click.option("--rerank", "reranker", default=None, metavar="PATH", help="CrossEncoder model folder to rerank with."),
     click.option("--rerank-top", type=int, default=_DEFAULTS.rerank_top, show_default=True),
-    click.option("--abstain-threshold", type=float, default=None,
-                 help="Return nothing when the top score is below this."),
 ]
+# Evaluation, not search: reported for the run (abstain when the top score is below it).
+_ABSTAIN = click.option("--abstain-threshold", type=float, default=None,
+                        help="Score abstention at this threshold: a question whose top score is below it "
+                             "counts as answered with nothing.")
 
 
-def config_options(fn):
-    """Add every RunConfig option to a click command."""
+def retrieval_options(fn):
+    """Add the build and search options of RunConfig (not the abstention threshold) to a click command."""
     for option in reversed(_OPTIONS):
         fn = option(fn)
     return fn
+
+
+def config_options(fn):
+    """Add every RunConfig option, the abstention threshold included, to a click command (`eval`)."""
+    return retrieval_options(_ABSTAIN(fn))
 
 
 _KEYS = ("model", "template", "chunking", "chunk_size", "chunk_overlap", "chunk_unit", "index_type", "hnsw_m",

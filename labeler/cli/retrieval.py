@@ -8,7 +8,8 @@ import time
 import click
 
 from labeler.cli import cli, handle_errors
-from labeler.cli.options import config_from_options, config_options
+from labeler.cli.options import config_from_options, retrieval_options
+from labeler.cli.params import depth_option
 
 
 class ProgressBar:
@@ -32,12 +33,14 @@ class ProgressBar:
             bar.__exit__(None, None, None)
 
     def close(self) -> None:
+        """Finish any bar still open (e.g. after an error)."""
         for bar in self._bars.values():
             if not bar.finished:
                 bar.__exit__(None, None, None)
 
 
 def open_with_progress(corpus_path: str, config):
+    """Open a retriever for a RunConfig, drawing a bar while it embeds or builds."""
     from labeler.retrieval import open_retriever
 
     bar = ProgressBar()
@@ -49,15 +52,13 @@ def open_with_progress(corpus_path: str, config):
 
 @cli.command("index")
 @click.argument("corpus", type=click.Path())
-@config_options
+@retrieval_options
 @handle_errors
 def index_command(corpus: str, **options) -> None:
     """Build (or reuse) the embeddings and index of CORPUS and say where they are cached."""
     config = config_from_options(options)
     t0 = time.perf_counter()
-    retriever = open_with_progress(corpus, config)
-    if config.retriever == "hybrid":
-        retriever.bm25  # noqa: B018 - build and cache the BM25 index too
+    retriever = open_with_progress(corpus, config)  # builds what config.retriever searches with (hybrid: both)
     info = retriever.info
     seconds = time.perf_counter() - t0
     if config.retriever == "bm25":
@@ -76,15 +77,15 @@ def index_command(corpus: str, **options) -> None:
 @cli.command("search")
 @click.argument("corpus", type=click.Path())
 @click.argument("question")
-@click.option("-k", "--top-k", "k", type=int, default=10, show_default=True, help="How many documents to show.")
+@depth_option(10, "How many documents to show.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@config_options
+@retrieval_options
 @handle_errors
-def search_command(corpus: str, question: str, k: int, as_json: bool, **options) -> None:
+def search_command(corpus: str, question: str, depth: int, as_json: bool, **options) -> None:
     """Search CORPUS for QUESTION and list the top documents."""
-    config = config_from_options(options, k=k)
+    config = config_from_options(options, k=depth)
     retriever = open_with_progress(corpus, config)
-    hits = retriever.search(question, k)
+    hits = retriever.search(question, config.search_params())
     if as_json:
         docs = [{"rank": h.rank, "doc_id": h.doc_id, "score": h.score, "chunk_id": h.chunk_id,
                  "title": retriever.corpus.get(h.doc_id).title} for h in hits]
