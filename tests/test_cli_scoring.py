@@ -45,7 +45,7 @@ def invoke(*args: str):
 
 def test_cli_score_seed_example_json(seed_files):
     golden, run, _ = seed_files
-    result = invoke("score", golden, run, "-k", "1,3,5,10", "--json")
+    result = invoke("score", golden, run, "--cutoffs", "1,3,5,10", "--json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     # recall@1 = (0 + 1 + 0)/3, recall@3 = (1 + 1 + 0)/3, MRR = (1/2 + 1 + 0)/3
@@ -64,7 +64,7 @@ def test_cli_score_seed_example_json(seed_files):
 
 def test_cli_score_seed_example_table(seed_files):
     golden, run, _ = seed_files
-    result = invoke("score", golden, run, "-k", "1,3,5,10")
+    result = invoke("score", golden, run, "--cutoffs", "1,3,5,10")
     assert result.exit_code == 0, result.output
     rows = {line.split()[0]: line.split()[1] for line in result.output.splitlines() if line.strip()}
     assert rows["recall@1"] == "0.333" and rows["recall@3"] == "0.667" and rows["mrr"] == "0.500"
@@ -105,13 +105,13 @@ def test_cli_score_fail_under_exit_1_names_the_bar(seed_files):
 
 def test_cli_score_fail_under_adds_missing_measure(seed_files):
     golden, run, _ = seed_files
-    result = invoke("score", golden, run, "-k", "1", "--fail-under", "recall@3=0.5", "--json")
+    result = invoke("score", golden, run, "--cutoffs", "1", "--fail-under", "recall@3=0.5", "--json")
     assert result.exit_code == 0
     assert json.loads(result.output)["metrics"]["recall@3"] == pytest.approx(2 / 3)
 
 
 @pytest.mark.parametrize("args, message", [
-    (["-k", "1,x"], "bad cutoff 'x'"),
+    (["--cutoffs", "1,x"], "bad cutoff 'x'"),
     (["--fail-under", "ndcg@10"], "bad --fail-under"),
     (["--fail-under", "bleu=0.3"], "unknown metric 'bleu'"),
     (["--worst-by", "ndcg@77"], "ndcg@77 was not computed"),
@@ -171,7 +171,7 @@ def test_cli_score_beir_folder_with_keep_scale_reproduces_cranfield():
     run = folder / "runs" / "bm25s.top100.trec"
     refused = CliRunner().invoke(cli, ["score", str(folder), str(run)])
     assert refused.exit_code == 2 and "test.tsv:8: grade 4 for '13' is outside 0-3" in refused.output
-    data = json.loads(invoke("score", folder, run, "--keep-scale", "--json", "-k", "10,100").output)
+    data = json.loads(invoke("score", folder, run, "--keep-scale", "--json", "--cutoffs", "10,100").output)
     expected = json.loads((folder / "runs" / "bm25s.top100.metrics.json").read_text())["results"]["test.tsv"]
     assert data["counts"]["answerable"] == 225
     assert data["metrics"]["ndcg@10"] == pytest.approx(expected["mean_over_judged_queries"]["ndcg_cut_10"], abs=5.1e-7)
@@ -188,7 +188,7 @@ def test_cli_eval_sample_corpus_json_save_run_and_fail_under(tmp_path):
     assert data["counts"]["answerable"] > 0 and data["config"]["k"] == 20
     assert 0.0 < data["metrics"]["ndcg@10"] <= 1.0
     # scoring the saved run gives exactly the numbers eval printed
-    rescored = json.loads(invoke("score", SAMPLE / "golden.jsonl", saved, "-k", "1,3,10", "--json").output)
+    rescored = json.loads(invoke("score", SAMPLE / "golden.jsonl", saved, "--cutoffs", "1,3,10", "--json").output)
     assert rescored["metrics"] == data["metrics"]
     assert rescored["per_query"] == data["per_query"]
 

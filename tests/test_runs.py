@@ -1,0 +1,80 @@
+"""The one evaluation use case (labeler.runs): score, save, and read back exactly what was saved."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from labeler.config import RunConfig
+from labeler.errors import InputError
+from labeler.evaluation import EvalReport
+from labeler.golden import parse_golden_jsonl
+from labeler.runs import measures_for, report_of, require_judgments, save_report, score_run
+from storage import open_store
+
+GOLDEN = "".join(json.dumps(q) + "\n" for q in [
+    {"query_id": "q1", "question": "Vacation days?", "query_type": "policy", "relevance": {"d1": 2, "d2": 0}},
+    {"query_id": "q2", "question": "Hotel limit?", "query_type": "travel", "relevance": {"d3": 1}},
+    {"query_id": "q3", "question": "Pets at work?", "unanswerable": True},
+    {"query_id": "q4", "question": "Not judged yet"},
+])
+RUN = {"q1": {"d2": 0.9, "d1": 0.8, "d7": 0.1}, "q2": {"d9": 0.7}, "q3": {"d5": 0.4}}
+
+
+@pytest.fixture
+def report() -> EvalReport:
+    return score_run(parse_golden_jsonl(GOLDEN), RUN, cutoffs=(1, 10), abstain_threshold=0.5)
+
+
+def test_runs_report_round_trips_through_a_saved_run(tmp_path, report):
+    golden = parse_golden_jsonl(GOLDEN)
+    with open_store(tmp_path / "db.sqlite") as store:
+        saved = save_report(store, report, RunConfig(abstain_threshold=0.5), golden, corpus_fingerprint="sha256:x",
+                            name="baseline")
+        again = report_of(store.load_run(saved.run_id))
+    assert again == report  # abstention, settings and question texts included
+    assert again.abstention.at_threshold.unanswerable_abstained == 1.0  # q3's top 0.4 < 0.5
+    assert again.questions["q3"] == "Pets at work?"
+    assert saved.config_hash == RunConfig(abstain_threshold=0.5).config_hash
+
+
+def test_runs_report_to_dict_is_json_and_lossless(report):
+    data = json.loads(json.dumps(report.to_dict(), allow_nan=False))
+    assert EvalReport.from_dict(data) == report
+    assert [p.threshold for p in EvalReport.from_dict(data).abstention.sweep] == [0.4, 0.7, 0.9]
+
+
+def test_runs_reads_reports_saved_with_question_texts_inside_entries(report):
+    data = report.to_dict()
+    questions = data.pop("questions")
+    data.pop("abstention")
+    for query_id, entry in data["per_query"].items():
+        entry["question"] = questions[query_id]  # the format saved runs had before
+    old = EvalReport.from_dict(data)
+    assert old.questions == questions
+    assert old.per_query == report.per_query
+
+
+def test_runs_measures_for_adds_bar_measures_once():
+    names = measures_for((10,), ["ndcg@10", "recall@3", "recall@3"])
+    assert names[:5] == ["recall@10", "precision@10", "mrr@10", "ndcg@10", "hit@10"]
+    assert names.count("recall@3") == 1 and names.count("ndcg@10") == 1
+
+
+def test_runs_refuses_a_golden_set_without_judgments():
+    with pytest.raises(InputError, match="no labelled question"):
+        require_judgments(parse_golden_jsonl('{"query_id": "q", "question": "x"}\n'))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[" * 100_000 + "]" * 100_000, "nested too deep"),
+    ("{not json", "not JSON"),
+    ('{"metrics": {}}', "not a saved evaluation report"),
+])
+def test_runs_a_bad_saved_report_is_an_input_error(tmp_path, text, message):
+    from labeler.evaluation import read_report
+
+    path = tmp_path / "report.json"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message):
+        read_report(path)
