@@ -4,9 +4,6 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
-# The packaged model loads from site-packages; nothing may download at run time.
-export HF_HUB_OFFLINE := 1
-export TRANSFORMERS_OFFLINE := 1
 
 .PHONY: install run test test-slow bench screenshots chromium clean
 
@@ -21,7 +18,7 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 run: install
-	$(PY) -m streamlit run app.py --server.headless true --server.port $(PORT) \
+	$(PY) -m streamlit run streamlit_app.py --server.headless true --server.port $(PORT) \
 		--server.address 0.0.0.0 --browser.gatherUsageStats false
 
 chromium:

@@ -43,7 +43,7 @@ def time_label_page(home: Path, corpus: Path, question: str, clicks: int) -> dic
     st.cache_resource.clear()
 
     t0 = time.perf_counter()
-    at = AppTest.from_file(str(REPO / "app.py"), default_timeout=1800)
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=1800)
     at.run()
     at.sidebar.text_input(key="annotator").input("bench").run()
     at.text_input(key="new_question").input(question)
@@ -73,8 +73,6 @@ def main() -> int:
     if not SCIFACT.is_dir():
         print(f"SciFact not found at {SCIFACT}; this benchmark needs ../shared/datasets.")
         return 2
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     args.home.mkdir(parents=True, exist_ok=True)
     (args.home / "cache").mkdir(exist_ok=True)
     sys.path.insert(0, str(REPO))

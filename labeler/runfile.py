@@ -17,9 +17,8 @@ from typing import IO
 from labeler.errors import InputError, RunFileError
 from labeler.ids import ID_HINT, id_problem
 from labeler.jsonlines import path_kind, write_text_atomic
-from labeler.metrics.rankings import trec_ranked
+from labeler.metrics.rankings import Run, trec_ranked
 
-Run = dict[str, dict[str, float]]
 _FIELD_SEPARATOR = re.compile(r"[ \t]+")
 RUN_FORMAT_HINT = "each line must be `query_id Q0 doc_id rank score tag`, separated by spaces or tabs."
 
@@ -46,7 +45,7 @@ def parse_run(text: str, *, source: str | None = None) -> Run:
 
     Raises RunFileError naming the first bad line (and how many more there are).
     """
-    run: Run = {}
+    run: dict[str, dict[str, float]] = {}
     first_seen: dict[tuple[str, str], int] = {}
     problems: list[tuple[int, str, str]] = []
     # Fields are separated by spaces and tabs only, as trec_eval splits them: other whitespace

@@ -13,14 +13,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from labeler.errors import InputError
 from labeler.evaluation import CI_RESAMPLES, EvalReport, evaluate_golden
 from labeler.golden import GoldenSet, golden_fingerprint
-from labeler.metrics import DEFAULT_CUTOFFS, standard_measures
+from labeler.metrics import DEFAULT_CUTOFFS, Run, standard_measures
 from labeler.progress import Progress
 
 if TYPE_CHECKING:  # pragma: no cover
     from labeler.config import RunConfig
     from labeler.retrieval import Retriever
-
-Run = Mapping[str, Mapping[str, float]]
 
 
 class SavedRun(Protocol):

@@ -1,23 +1,37 @@
-"""What every page shares: the cached store, corpus and retriever, and the guard for user errors.
+"""What every page shares: the cached store, corpus and retriever, named session keys, and the
+guards that show a user error instead of a traceback.
 
 `st.cache_resource` objects are shared by every session and never mutated: the Store is
-thread-safe, Corpus and Candidate are frozen, a Retriever is only read after it is built.
+thread-safe, Corpus and Candidate are frozen, a Retriever is only read after it is built. The
+retriever is keyed on the corpus and the config's build part only (model, chunking, index):
+k, filters, fusion, reranker and the abstention threshold are per search.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import streamlit as st
 
-from labeler import app_service as svc
+from app import workspace as ws
+from app.label import search_results
 from labeler.config import RunConfig
 from labeler.errors import LabelerError
-from storage.store import default_db_url, open_store
+from storage import default_db_url, open_store
 
 T = TypeVar("T")
 LABEL_CONFIG = RunConfig()  # the Label page pools candidates with the default dense + BM25 setup
+
+
+class Keys:
+    """Session-state keys shared across pages and callbacks (UI cursors only; data lives in the database)."""
+
+    ANNOTATOR = "annotator"
+    QUESTION = "q"
+    FOCUS = "focus"
+    FLASH = "_flash"
+    CONFIRM_DELETE = "confirm_delete"
+    EVAL_RUN = "eval_run"
 
 
 def guard(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -28,6 +42,30 @@ def guard(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         st.error(str(exc))
         st.stop()
         raise  # unreachable: st.stop raises
+
+
+def act(fn: Callable[..., Any], *args: Any, success: str | None = None, **kwargs: Any) -> Any:
+    """Run an action from a callback: its result (True when it returns nothing), or False after a
+    LabelerError. The error (or `success`) shows on the next run: callbacks run before the page."""
+    try:
+        result = fn(*args, **kwargs)
+    except LabelerError as exc:
+        flash(str(exc))
+        return False
+    if success:
+        flash(success, "success")
+    return True if result is None else result
+
+
+def flash(message: str, kind: str = "error") -> None:
+    """Keep a message from a callback to show on the next run (callbacks run before the page)."""
+    st.session_state.setdefault(Keys.FLASH, []).append((kind, message))
+
+
+def show_flash() -> None:
+    """Show and forget the messages callbacks left."""
+    for kind, message in st.session_state.pop(Keys.FLASH, []):
+        getattr(st, kind)(message)
 
 
 @st.cache_resource(show_spinner=False)
@@ -54,7 +92,8 @@ def corpus(path: str):
 
 @st.cache_resource(show_spinner="Building or loading the index (the first start embeds every document)…",
                    max_entries=4)
-def _retriever(path: str, config_json: str):
+def _retriever(path: str, build_json: str):
+    from labeler.config import BuildConfig
     from labeler.retrieval import open_retriever
 
     # The bar is created inside the cached function: Streamlit replays a cached function's
@@ -64,31 +103,31 @@ def _retriever(path: str, config_json: str):
     def progress(done: int, total: int, stage: str) -> None:
         bar.progress(min(done / total, 1.0) if total else 1.0, text=f"{stage}: {done:,} / {total:,}")
 
-    built = open_retriever(_corpus(path), RunConfig.from_dict(json.loads(config_json)), progress=progress)
+    built = open_retriever(_corpus(path), BuildConfig.from_json(build_json), progress=progress)
     bar.empty()
     return built
 
 
 def retriever(path: str, config: RunConfig = LABEL_CONFIG):
-    """The Retriever for (corpus path, config): built once per process, with a progress bar."""
-    return guard(_retriever, path, config.to_json())
+    """The Retriever for the corpus and the config's build part: built once per process."""
+    return guard(_retriever, path, config.build().to_json())
 
 
 @st.cache_resource(show_spinner=False, max_entries=1024)
-def _pooled(path: str, config_json: str, question: str):
+def _pooled(path: str, build_json: str, question: str):
     from labeler.candidates import pool_candidates
 
-    return tuple(pool_candidates(_retriever(path, config_json), question))
+    return tuple(pool_candidates(_retriever(path, build_json), question))
 
 
 def pooled(path: str, question: str, config: RunConfig = LABEL_CONFIG):
     """Dense + BM25 candidates for a question, cached: a grade click never searches again."""
-    return guard(_pooled, path, config.to_json(), question)
+    return guard(_pooled, path, config.build().to_json(), question)
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
 def _search(path: str, query: str, question: str):
-    return tuple(svc.search_results(_corpus(path), query, question))
+    return tuple(search_results(_corpus(path), query, question))
 
 
 def keyword_hits(path: str, query: str, question: str):
@@ -96,34 +135,17 @@ def keyword_hits(path: str, query: str, question: str):
     return guard(_search, path, query, question)
 
 
-def active_corpus_path() -> str:
-    """The corpus the app works on (see labeler.app_service.active_corpus); notes are shown."""
-    active = guard(svc.active_corpus, store())
-    if active.note:
-        st.warning(active.note)
-    return active.path
-
-
 def annotator() -> str:
     """The annotator's name from the sidebar (kept in the URL as ?annotator=...)."""
-    return (st.session_state.get("annotator") or "").strip()
+    return (st.session_state.get(Keys.ANNOTATOR) or "").strip()
 
 
 def workspace(*, with_retriever: bool = True):
     """(store, corpus path, corpus, retriever or None): what most pages start from."""
     s = store()
-    path = active_corpus_path()
-    corp = corpus(path)
-    guard(svc.ensure_corpus_recorded, s, path, corp)
-    return s, path, corp, (retriever(path) if with_retriever else None)
-
-
-def flash(message: str, kind: str = "error") -> None:
-    """Keep a message from a callback to show on the next run (callbacks run before the page)."""
-    st.session_state.setdefault("_flash", []).append((kind, message))
-
-
-def show_flash() -> None:
-    """Show and forget the messages callbacks left."""
-    for kind, message in st.session_state.pop("_flash", []):
-        getattr(st, kind)(message)
+    active = guard(ws.active_corpus, s)
+    if active.note:
+        st.warning(active.note)
+    corp = corpus(active.path)
+    guard(ws.ensure_corpus_recorded, s, active.path, corp)
+    return s, active.path, corp, (retriever(active.path) if with_retriever else None)

@@ -6,37 +6,36 @@ import os
 import pandas as pd
 import streamlit as st
 
-from labeler import app_service as svc
+from app import corpus as cp
+from app import workspace as ws
 from labeler.paths import SAMPLE_CORPUS
-from pages._common import corpus, guard, retriever, store, workspace
+from labeler.text import inert
+from pages._common import corpus, guard, retriever, workspace
 
 st.title("Corpus", anchor=False)
 s, path, corp, ret = workspace()
-info = svc.corpus_summary(ret)
+info = cp.corpus_summary(ret)
 
 c1, c2, c3, c4 = st.columns([1, 1, 3, 1])
-c1.metric("Documents", f"{info['documents']:,}")
-c2.metric("Chunks", f"{info['chunks']:,}")
-c3.metric("Model", info["model"])
-c4.metric("Index", info["index"])
-st.caption(f"Source: `{info['source']}` · fingerprint `{info['corpus_fingerprint'][:19]}…` · "
-           f"cache `{info['cache']}`")
-env_corpus = os.environ.get(svc.CORPUS_ENV)
-if env_corpus and svc.normalize_corpus_path(env_corpus) != path:
-    st.info(f"`{svc.CORPUS_ENV}` names {env_corpus}, but this database's golden set is written against the corpus "
+c1.metric("Documents", f"{info.documents:,}")
+c2.metric("Chunks", f"{info.chunks:,}")
+c3.metric("Model", info.model)
+c4.metric("Index", info.index)
+st.caption(f"Source: `{info.source}` · fingerprint `{info.fingerprint[:19]}…` · cache `{info.cache}`")
+env_corpus = os.environ.get(ws.CORPUS_ENV)
+if env_corpus and ws.normalize_corpus_path(env_corpus) != path:
+    st.info(f"`{ws.CORPUS_ENV}` names {env_corpus}, but this database's golden set is written against the corpus "
             "above, so that one stays open. Hint: open the other one below to switch.")
 
-if svc.demo_offer(s, path):
+if guard(ws.demo_offer, s, path):
     st.info("The sample corpus has a 62-question demo golden set.")
     if st.button("Load the demo golden set", key="corpus-load-demo"):
-        summary = guard(svc.load_demo_golden, s, corp, path)
+        summary = guard(ws.load_demo_golden, s, corp, path)
         st.success(f"Loaded {summary.n_questions} questions with {summary.n_judgments} judgments.")
-
-# ---- document browser
 
 st.subheader("Documents", anchor=False)
 query = st.text_input("Search by keyword or document id", key="browse_query", placeholder="e.g. expenses")
-rows = svc.browse_documents(corp, query)
+rows = cp.browse_documents(corp, query)
 st.caption(f"{len(rows)} shown" + (" (first 50)" if not query.strip() else ""))
 st.dataframe(pd.DataFrame(rows), hide_index=True, key="browse_table")
 if rows:
@@ -45,22 +44,20 @@ if rows:
     if doc_id:
         doc = corp.get(doc_id)
         with st.container(border=True, key="browse-doc"):
-            st.markdown(f"**{svc.inert(doc.title or doc.doc_id)}** · `{doc.doc_id}`", unsafe_allow_html=True)
+            st.markdown(f"**{inert(doc.title or doc.doc_id)}** · `{doc.doc_id}`", unsafe_allow_html=True)
             st.text(doc.text)
 
-# ---- open another corpus
-
 st.subheader("Open another corpus", anchor=False)
-questions = s.list_questions()
-if questions:
-    st.caption(f"The golden set has {len(questions)} questions written against the open corpus; their document ids "
+n_questions = len(guard(s.question_index))
+if n_questions:
+    st.caption(f"The golden set has {n_questions} questions written against the open corpus; their document ids "
                "must exist in the new one for their labels to count.")
 sample_tab, path_tab, upload_tab = st.tabs(["Sample corpus", "Path on the server", "Upload"])
 
 
 def _open(new_path: str) -> None:
     new_corpus = corpus(new_path)
-    guard(svc.use_corpus, store(), new_path, new_corpus)
+    guard(ws.use_corpus, s, new_path, new_corpus)
     retriever(new_path)
     st.success(f"Opened {new_path}: {len(new_corpus):,} documents, index ready.")
     st.button("Show it", key="refresh-after-open")
@@ -68,18 +65,18 @@ def _open(new_path: str) -> None:
 
 with sample_tab:
     st.caption(f"The bundled handbook corpus ({SAMPLE_CORPUS}).")
-    if st.button("Open the sample corpus", key="open-sample", disabled=svc.is_sample_corpus(path)):
-        _open(svc.normalize_corpus_path(SAMPLE_CORPUS))
+    if st.button("Open the sample corpus", key="open-sample", disabled=ws.is_sample_corpus(path)):
+        _open(ws.normalize_corpus_path(SAMPLE_CORPUS))
 with path_tab:
     new = st.text_input("File or folder", key="open_path",
                         placeholder="/data/corpus.jsonl, a CSV, a BEIR folder, or a folder of .txt/.md files")
     if st.button("Open", key="open-path"):
         if new.strip():
-            _open(svc.normalize_corpus_path(new.strip()))
+            _open(ws.normalize_corpus_path(new.strip()))
         else:
             st.warning("Type the path of a file or folder on the server first.")
 with upload_tab:
     up = st.file_uploader("JSONL, CSV, or a zip of .txt/.md files", type=["jsonl", "json", "ndjson", "csv", "zip"],
                           key="corpus_upload")
     if up is not None and st.button("Check and open", key="open-upload"):
-        _open(guard(svc.save_uploaded_corpus, up.name, up.getvalue()))
+        _open(guard(cp.save_uploaded_corpus, up.name, up.getvalue()))

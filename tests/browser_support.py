@@ -45,21 +45,21 @@ def free_port() -> int:
 
 
 class AppServer:
-    """`streamlit run app.py` in its own process group, against `home` as LABELER_HOME."""
+    """`streamlit run streamlit_app.py` in its own process group, against `home` as LABELER_HOME."""
 
     def __init__(self, home: Path, *, corpus: str | None = None, log: Path | None = None) -> None:
         self.home = home
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log or home / "streamlit.log"
-        env = {**os.environ, "LABELER_HOME": str(home), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+        env = {**os.environ, "LABELER_HOME": str(home)}
         env.pop("LABELER_CORPUS", None)
         if corpus:
             env["LABELER_CORPUS"] = corpus
         home.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+            [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
              "--server.port", str(self.port), "--server.address", "127.0.0.1",
              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
             cwd=REPO, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -146,7 +146,7 @@ def shrink_for_readme(source: Path, target: Path, *, max_height: int = 1800) -> 
 # --------------------------------------------------------------------------- AppTest support
 # (kept here with the browser helpers: both start the real app against a temporary data directory)
 
-APP = REPO / "app.py"
+APP = REPO / "streamlit_app.py"
 
 
 _built: dict[str, Path] = {}
@@ -184,8 +184,10 @@ def app_home(sample_embeddings, monkeypatch) -> Path:
     shutil.copytree(sample_embeddings, home / "cache", dirs_exist_ok=True)
     monkeypatch.delenv("LABELER_CORPUS", raising=False)
     st.cache_resource.clear()  # process-wide: never let one test's store or corpus leak into another
+    st.cache_data.clear()
     yield home
     st.cache_resource.clear()
+    st.cache_data.clear()
 
 
 def open_app(page: str | None = None, *, annotator: str | None = None):

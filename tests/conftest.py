@@ -9,8 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+import labeler  # noqa: E402,F401 - sets offline mode (the one place) before any test imports a model library
 
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = REPO.parent / "shared" / "datasets"

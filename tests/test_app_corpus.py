@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from browser_support import app_home, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 
-from labeler import app_service as svc
+from app.corpus import save_uploaded_corpus
 from labeler.errors import CorpusError
 from labeler.paths import SAMPLE_CORPUS
 from storage.store import open_store
@@ -53,7 +53,7 @@ def test_corpus_open_another_path_records_it(app_home, tmp_path):
 def test_uploaded_corpus_with_a_bad_line_names_file_and_line_and_keeps_nothing(app_home):
     data = b'{"doc_id": "a", "text": "fine"}\n{"doc_id": "a", "text": "again"}\n'
     with pytest.raises(CorpusError) as err:
-        svc.save_uploaded_corpus("mine.jsonl", data, home=app_home)
+        save_uploaded_corpus("mine.jsonl", data, home=app_home)
     assert str(err.value).startswith("mine.jsonl:2: duplicate document id")
     assert [p.name for p in (app_home / "corpora").iterdir()] == []
 
@@ -63,7 +63,7 @@ def test_uploaded_zip_of_text_files_is_kept_and_loads(app_home):
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr("notes/one.md", "# First\nbody one")
         zf.writestr("two.txt", "body two")
-    path = svc.save_uploaded_corpus("notes.zip", buf.getvalue(), home=app_home)
+    path = save_uploaded_corpus("notes.zip", buf.getvalue(), home=app_home)
     from labeler.corpus import load_corpus
 
     assert sorted(load_corpus(path).doc_ids()) == ["notes/one.md", "two.txt"]
@@ -74,5 +74,5 @@ def test_uploaded_zip_escaping_its_folder_is_refused(app_home):
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr("../evil.txt", "x")
     with pytest.raises(CorpusError, match="outside the archive"):
-        svc.save_uploaded_corpus("evil.zip", buf.getvalue(), home=app_home)
+        save_uploaded_corpus("evil.zip", buf.getvalue(), home=app_home)
     assert not (Path(app_home).parent / "evil.txt").exists()

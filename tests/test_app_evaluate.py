@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from browser_support import app_home, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 
-from labeler import app_service as svc
+from app.workspace import load_demo_golden
 from labeler.corpus import load_corpus
 from labeler.paths import SAMPLE_CORPUS
 from storage.store import open_store
 
 PAGE = "pages/evaluate.py"
+COMPARE = "pages/compare.py"
 RUN = "FormSubmitter:run-config-Run evaluation"
 
 
 def load_demo():
-    svc.load_demo_golden(open_store(), load_corpus(SAMPLE_CORPUS), str(SAMPLE_CORPUS))
+    load_demo_golden(open_store(), load_corpus(SAMPLE_CORPUS), str(SAMPLE_CORPUS))
 
 
 def test_evaluate_empty_database_says_there_is_nothing_to_score(app_home):
@@ -64,9 +65,13 @@ def test_evaluate_second_run_is_compared_per_metric_and_per_question(app_home):
     load_demo()
     at = open_app(PAGE)
     at.button(key=RUN).click().run()
-    assert any("Run a second config" in m for m in texts(at.info))
+    assert any("two saved runs" in m for m in texts(open_app(COMPARE).info))
     at.selectbox(key="cfg_retriever").set_value("bm25")
     at.button(key=RUN).click().run()
+    assert not at.exception, at.exception
+    history = next(df.value for df in at.dataframe if "config" in df.value.columns and "run" in df.value.columns)
+    assert list(history["run"]) == [2, 1]
+    at = open_app(COMPARE)
     assert not at.exception, at.exception
     captions = texts(at.caption)
     assert any("retriever: 'dense' → 'bm25'" in c for c in captions)
@@ -76,8 +81,6 @@ def test_evaluate_second_run_is_compared_per_metric_and_per_question(app_home):
     assert ((compare["p_value"] > 0) & (compare["p_value"] <= 1)).all()
     changed = compare["B better"].sum() + compare["B worse"].sum()
     assert changed > 0
-    history = next(v for k, v in frames.items() if "config" in k and "run" in k)
-    assert list(history["run"]) == [2, 1]
 
 
 def test_evaluate_cutoff_changes_the_table(app_home):
@@ -86,3 +89,33 @@ def test_evaluate_cutoff_changes_the_table(app_home):
     at.button(key=RUN).click().run()
     at.selectbox(key="eval_cutoff").set_value(5).run()
     assert list(at.dataframe[0].value["metric"])[0] == "recall@5"
+
+
+def test_evaluate_new_threshold_or_depth_reuses_the_open_retriever(app_home, monkeypatch):
+    import labeler.retrieval as retrieval
+
+    opened = []
+    real_open = retrieval.open_retriever
+
+    def counting_open(*args, **kwargs):
+        opened.append(real_open(*args, **kwargs))
+        return opened[-1]
+
+    monkeypatch.setattr(retrieval, "open_retriever", counting_open)
+    load_demo()
+    at = open_app(PAGE)
+    at.text_input(key="cfg_threshold").input("0.3")
+    at.button(key=RUN).click().run()
+    assert not at.exception, at.exception
+    assert len(opened) == 1  # the Label page's default build is the Evaluate default: one retriever
+    built = dict(opened[0].stats.steps)
+    assert built["chunk"] == 1 and built["load_vectors"] == 1
+    at.text_input(key="cfg_threshold").input("0.5")
+    at.number_input(key="cfg_k").set_value(20)
+    at.number_input(key="cfg_rrf_k").set_value(30)
+    at.button(key=RUN).click().run()
+    assert not at.exception, at.exception
+    assert len(opened) == 1 and dict(opened[0].stats.steps) == built  # nothing re-chunked or reloaded
+    runs = open_store().list_runs()
+    assert [r.summary["abstention"]["threshold"] for r in runs] == [0.5, 0.3]
+    assert runs[0].config_hash != runs[1].config_hash

@@ -8,7 +8,8 @@ import zipfile
 
 from browser_support import app_home, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 
-from labeler import app_service as svc
+from app import golden_set as gs
+from app.workspace import load_demo_golden
 from labeler.corpus import load_corpus
 from labeler.errors import GoldenFormatError
 from labeler.golden import parse_golden_jsonl
@@ -21,7 +22,7 @@ PAGE = "pages/golden_set.py"
 def load_demo():
     store = open_store()
     corpus = load_corpus(SAMPLE_CORPUS)
-    svc.load_demo_golden(store, corpus, str(SAMPLE_CORPUS))
+    load_demo_golden(store, corpus, str(SAMPLE_CORPUS))
     return store, corpus
 
 
@@ -41,7 +42,7 @@ def test_golden_set_table_filter_and_health(app_home):
     assert at.metric[0].value == "62"
     assert at.metric[1].value == "15%"  # 9 unanswerable of 62, inside the 10-20% target
     at.text_input(key="golden_filter").input("vacation").run()
-    rows = svc.golden_rows(open_store().list_questions(), text="vacation")
+    rows = gs.filter_rows(gs.overview(open_store()).rows, text="vacation")
     assert 0 < len(rows) < 62
     assert any(f"{len(rows)} of 62 questions" in c for c in texts(at.caption))
 
@@ -76,7 +77,7 @@ def test_golden_set_delete_asks_for_confirmation(app_home):
 
 def test_golden_downloads_jsonl_trec_and_beir(app_home):
     store, _ = load_demo()
-    files = svc.golden_downloads(store.export_golden())
+    files = gs.golden_downloads(store)
     jsonl, name, _ = files["jsonl"]
     golden = parse_golden_jsonl(jsonl.decode("utf-8"))
     assert name == "golden.jsonl" and len(golden) == 62
@@ -100,7 +101,7 @@ def test_golden_upload_lists_every_bad_line_and_imports_nothing(app_home):
     ]).encode())
     bad.name = "mine.jsonl"
     try:
-        svc.import_golden_file(store, bad, corpus, str(SAMPLE_CORPUS))
+        gs.import_golden_file(store, bad, corpus, str(SAMPLE_CORPUS))
     except GoldenFormatError as exc:
         assert [p.line for p in exc.problems] == [2, 3, 4]
         assert exc.path == "mine.jsonl"
@@ -114,5 +115,5 @@ def test_golden_upload_good_file_imports(app_home):
     corpus = load_corpus(SAMPLE_CORPUS)
     good = io.BytesIO((SAMPLE_CORPUS / "golden.jsonl").read_bytes())
     good.name = "golden.jsonl"
-    summary = svc.import_golden_file(store, good, corpus, str(SAMPLE_CORPUS))
+    summary = gs.import_golden_file(store, good, corpus, str(SAMPLE_CORPUS))
     assert summary.n_questions == 62 and len(store.list_questions()) == 62

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from labeler import app_service as svc
+from app.label import highlight_terms
 from labeler.text import highlight_markup, inert, snippet
 
 
@@ -37,4 +37,4 @@ def test_snippet_of_short_text_is_the_text():
 
 
 def test_highlight_terms_drop_stop_words():
-    assert svc.highlight_terms("How many vacation days do I get?") == ["many", "vacation", "days", "get"]
+    assert highlight_terms("How many vacation days do I get?") == ["many", "vacation", "days", "get"]

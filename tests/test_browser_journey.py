@@ -203,6 +203,7 @@ def test_browser_journey(app, page):
     choose(page, "Retriever", "bm25")
     page.get_by_role("button", name="Run evaluation").click()
     expect_visible(page.get_by_text(re.compile(r"Run #2 saved")))
+    sidebar_go(page, "Compare runs")
     expect_visible(page.locator(".st-key-comparison [data-testid=stDataFrame]"))
     expect_visible(page.get_by_text(re.compile(r"Config changes A → B: retriever")))
     wait_ready(page)
@@ -306,9 +307,10 @@ def test_browser_demo_golden_set_keyboard_and_readme_screenshots(app, tmp_path_f
         page.get_by_test_id("stExpander").filter(has_text="first relevant").first.click()
         scroll_to(page.get_by_role("heading", name="Results"))
         screenshot(page, "evaluate", readme=True, full_page=False, height=1700)
-        scroll_to(page.get_by_role("heading", name="History"))
-        screenshot(page, "compare", readme=True, full_page=False, height=1100)
         screenshot(page, "evaluate-full")
+        sidebar_go(page, "Compare runs")
+        expect_visible(page.locator(".st-key-comparison [data-testid=stDataFrame]"))
+        screenshot(page, "compare", readme=True, full_page=False, height=1100)
     except BaseException:
         screenshot(page, "FAILED-demo")
         raise

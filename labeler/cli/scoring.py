@@ -16,7 +16,7 @@ import click
 
 from labeler.cli import EXIT_BAR_MISSED, cli, handle_errors
 from labeler.cli.options import config_options
-from labeler.cli.params import cutoffs_options, depth_option, parse_bars, resolve_cutoffs
+from labeler.cli.params import CUTOFFS_TEXT, cutoffs_options, depth_option, parse_bars, resolve_cutoffs
 from labeler.cli.render import missed_bars, render_comparison, render_report
 
 
@@ -90,7 +90,7 @@ def score_command(golden: str, run_file: str, cutoffs: str | None, old_cutoffs: 
 @click.argument("corpus", type=click.Path(exists=True))
 @click.argument("golden", type=click.Path(exists=True))
 @depth_option(100)
-@click.option("--cutoffs", default=None, metavar="K,K,...", help="Metric cutoffs, comma-separated [1,3,5,10,100].")
+@click.option("--cutoffs", default=None, metavar="K,K,...", help=f"Metric cutoffs, comma-separated [{CUTOFFS_TEXT}].")
 @click.option("--save-run", type=click.Path(dir_okay=False), default=None, help="Also write the ranking as a TREC run file.")
 @common_options
 @config_options

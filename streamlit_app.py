@@ -1,13 +1,11 @@
-"""Golden Set Labeler: the Streamlit entry point. Pages are listed here; each is thin wiring."""
+"""Golden Set Labeler: the Streamlit entry point. Pages are listed here; each is thin wiring over
+the app layer (`app/`)."""
 from __future__ import annotations
-
-import os
 
 import streamlit as st
 
-# The packaged model loads from site-packages; nothing may download at run time.
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+import labeler  # noqa: F401 - sets offline mode before any model library loads
+from pages._common import Keys
 
 st.set_page_config(page_title="Golden Set Labeler", page_icon=":material/fact_check:", layout="wide")
 
@@ -16,12 +14,13 @@ pages = [
     st.Page("pages/corpus.py", title="Corpus", icon=":material/library_books:"),
     st.Page("pages/golden_set.py", title="Golden set", icon=":material/checklist:"),
     st.Page("pages/evaluate.py", title="Evaluate", icon=":material/query_stats:"),
+    st.Page("pages/compare.py", title="Compare runs", icon=":material/compare_arrows:"),
 ]
 page = st.navigation(pages)
 
 with st.sidebar:
     # Bound to the URL (?annotator=...): it survives a reload and page switches, unlike session state.
-    st.text_input("Annotator", key="annotator", bind="query-params", placeholder="your name",
+    st.text_input("Annotator", key=Keys.ANNOTATOR, bind="query-params", placeholder="your name",
                   help="Every grade you give is saved under this name.")
 
 page.run()

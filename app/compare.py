@@ -1,0 +1,49 @@
+"""Compare two saved runs: per metric (means, B - A with a CI, wins/ties/losses, p-value), the
+config changes, and which questions got better or worse. The result is plain data, so the page
+caches it per pair of runs (a saved run never changes) and resampling runs once per pair."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from labeler import runs
+from labeler.evaluation import compare_reports
+from storage import Store
+
+
+@dataclass(frozen=True)
+class RunComparison:
+    """Saved run B against baseline A, ready to render."""
+
+    same_golden: bool
+    config_diff: dict[str, tuple[Any, Any]]
+    rows: tuple[dict[str, Any], ...]                      # one per metric
+    changes: dict[str, tuple[dict[str, Any], ...]]         # metric -> questions that changed, biggest first
+    n_paired: int
+
+    def better(self, metric: str) -> list[dict[str, Any]]:
+        """Questions B improved on `metric`."""
+        return [r for r in self.changes.get(metric, ()) if r["change"] > 0]
+
+    def worse(self, metric: str) -> list[dict[str, Any]]:
+        """Questions B made worse on `metric`."""
+        return [r for r in self.changes.get(metric, ()) if r["change"] < 0]
+
+
+def compare_runs(store: Store, a_id: int, b_id: int, metrics: Sequence[str]) -> RunComparison:
+    """Paired comparison of saved run B against baseline A on the questions both scored."""
+    a, b = store.load_run(a_id), store.load_run(b_id)
+    report_b = runs.report_of(b)
+    comparison = compare_reports(runs.report_of(a), report_b, list(metrics))
+    rows = tuple({"metric": m, "A": c.mean_a, "B": c.mean_b, "B - A": c.mean_difference, "ci95_low": c.ci95[0],
+                  "ci95_high": c.ci95[1], "B better": c.wins, "ties": c.ties, "B worse": c.losses,
+                  "p_value": c.p_value} for m, c in comparison.metrics.items())
+    changes = {}
+    for m in comparison.metrics:
+        moved = [{"query_id": q, "change": d[m], "question": report_b.questions.get(q, "")}
+                 for q, d in comparison.per_query.items() if abs(d[m]) > 1e-12]
+        changes[m] = tuple(sorted(moved, key=lambda r: (-abs(r["change"]), r["query_id"])))
+    diff = {k: (a.config.get(k), b.config.get(k)) for k in sorted(set(a.config) | set(b.config))
+            if a.config.get(k) != b.config.get(k)}
+    return RunComparison(a.golden_hash == b.golden_hash, diff, rows, changes, len(comparison.query_ids))

@@ -1,0 +1,145 @@
+"""Evaluate page: run a config against the golden set (the one evaluation use case,
+`labeler.runs`, that the CLI's `eval` also calls), and what one saved run shows: means with CIs,
+per type, abstention with its sweep, the worst questions; the saved-run history."""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from labeler import runs
+from labeler.config import RunConfig, parse_filters
+from labeler.evaluation import EvalReport
+from labeler.metrics import DEFAULT_CUTOFFS
+from labeler.progress import Progress
+from labeler.retrieval import Retriever
+from storage import Store
+from storage.records import RunRecord, RunSummary
+
+HEADLINE = ("recall", "precision", "mrr", "ndcg")
+CUTOFFS = DEFAULT_CUTOFFS
+DEFAULT_CUTOFF = 10
+
+
+def headline_measures(k: int) -> list[str]:
+    """Recall@k, Precision@k, MRR@k and nDCG@k: the four the page leads with, at one cutoff."""
+    return [f"{m}@{k}" for m in HEADLINE]
+
+
+def config_from_form(values: Mapping[str, Any]) -> RunConfig:
+    """A RunConfig from the Evaluate form's values (ConfigError when a value is invalid)."""
+    data = dict(values)
+    data["filters"] = parse_filters(list(data.get("filters") or ()))
+    data["reranker"] = data.get("reranker") or None
+    return RunConfig(**data)
+
+
+def run_evaluation(store: Store, retriever: Retriever, config: RunConfig, *, progress: Progress | None = None,
+                   name: str = "") -> RunRecord:
+    """Retrieve for every golden question with `config`, score, and save the run."""
+    golden = store.export_golden()
+    runs.require_judgments(golden)
+    _, report = runs.evaluate_retriever(golden, retriever, config, progress=progress)
+    return runs.save_report(store, report, config, golden, corpus_fingerprint=retriever.corpus.fingerprint, name=name)
+
+
+@dataclass(frozen=True)
+class RunView:
+    """One saved run as the page shows it."""
+
+    record: RunRecord
+    report: EvalReport
+
+    @property
+    def caption(self) -> str:
+        """What the numbers rest on: how many questions were scored, left out, and against what."""
+        c = self.report.counts
+        corpus = (self.record.corpus_fingerprint or "unknown")[:19]
+        return (f"{c.get('answerable', 0)} answerable questions scored · {c.get('unanswerable', 0)} unanswerable · "
+                f"{c.get('unjudged', 0)} not yet judged (left out) · config `{self.record.config_hash}` · "
+                f"corpus `{corpus}…` · golden set `{(self.record.golden_hash or '')[7:15]}`")
+
+
+def load_run(store: Store, run_id: int) -> RunView:
+    """A saved run and the report it holds."""
+    record = store.load_run(run_id)
+    return RunView(record, runs.report_of(record))
+
+
+def metric_rows(report: EvalReport, k: int) -> list[dict[str, Any]]:
+    """Mean and 95% CI of Recall/Precision/MRR/nDCG at k (plus hit@k when computed)."""
+    rows = []
+    for name in [*headline_measures(k), f"hit@{k}"]:
+        if name in report.metrics:
+            lo, hi = report.ci95.get(name, (float("nan"), float("nan")))
+            rows.append({"metric": name, "mean": report.metrics[name], "ci95_low": lo, "ci95_high": hi})
+    return rows
+
+
+def per_type_rows(report: EvalReport, k: int) -> list[dict[str, Any]]:
+    """One row per query type: question count and the headline metrics at k."""
+    return [{"query_type": t, "questions": report.type_counts.get(t, 0),
+             **{m: values.get(m) for m in headline_measures(k)}}
+            for t, values in report.per_type.items()]
+
+
+def abstention_lines(report: EvalReport) -> list[tuple[str, str, str]]:
+    """(label, value, help) metrics for abstention at the run's threshold, empty when none was set."""
+    a = report.abstention
+    if a is None or a.at_threshold is None:
+        return []
+    at = a.at_threshold
+    return [("Unanswerable correctly left empty", f"{(at.unanswerable_abstained or 0):.0%}",
+             f"At threshold {a.threshold:.4g}, over {a.unanswerable} unanswerable questions."),
+            ("Answerable wrongly left empty", f"{(at.answerable_abstained or 0):.0%}",
+             f"At threshold {a.threshold:.4g}, over {a.answerable} answerable questions.")]
+
+
+def suggestion_line(report: EvalReport) -> str:
+    """The suggested threshold and why, or what to do to get one."""
+    a = report.abstention
+    if a is None or a.suggested is None:
+        return "Mark some questions unanswerable and set an abstention threshold in the config to score it."
+    s = a.suggested
+    return (f"Suggested threshold **{s.threshold:.4g}**: balanced accuracy {s.balanced_accuracy:.0%} "
+            f"({a.rule}).")
+
+
+def sweep_rows(report: EvalReport) -> list[dict[str, Any]]:
+    """The abstention sweep: threshold -> shares abstained on."""
+    if report.abstention is None:
+        return []
+    return [{"threshold": p.threshold, "unanswerable left empty": p.unanswerable_abstained,
+             "answerable left empty": p.answerable_abstained} for p in report.abstention.sweep]
+
+
+def worst_questions(report: EvalReport, metric: str, n: int = 10) -> list[dict[str, Any]]:
+    """The n scored questions lowest on `metric`, with their retrieved documents and grades."""
+    out = []
+    for r in report.worst(metric, n):
+        rank = r.first_relevant_rank
+        out.append({"query_id": r.query_id, "question": report.questions.get(r.query_id, ""),
+                    "title": (f"{r.query_id} · {metric} {r.metrics[metric]:.3f} · first relevant at "
+                              f"{'rank ' + str(rank) if rank else 'none retrieved'} · "
+                              f"{report.questions.get(r.query_id, '')}"),
+                    "retrieved": [{"rank": i, "doc_id": d.doc_id, "score": d.score,
+                                   "grade": "unjudged" if d.grade is None else str(d.grade)}
+                                  for i, d in enumerate(r.top_k, start=1)]})
+    return out
+
+
+def history_rows(saved: Sequence[RunSummary]) -> list[dict[str, Any]]:
+    """The saved-run table: id, time, name, config and golden-set hashes, headline means at 10."""
+    rows = []
+    for r in saved:
+        metrics = r.summary.get("metrics", {})
+        rows.append({"run": r.run_id, "created": r.created_at, "name": r.name, "config": r.config_hash,
+                     "golden": (r.golden_hash or "")[7:15],
+                     **{m: metrics.get(m) for m in headline_measures(DEFAULT_CUTOFF)}})
+    return rows
+
+
+def run_label(run: RunSummary) -> str:
+    """`#3 · 2026-11-29 20:10 · hybrid · 1a2b…` for pickers."""
+    return (f"#{run.run_id} · {run.created_at.replace('T', ' ')[:16]}" + (f" · {run.name}" if run.name else "")
+            + f" · {run.config_hash}")

@@ -1,0 +1,148 @@
+"""Golden set page: every question with its labels, health against the targets, disagreements
+and agreement, edit/delete, the three downloads, and importing an uploaded golden JSONL.
+
+`overview` reads the collection once and returns plain data, so the page can cache it on the
+store's revision (it changes with every write) and a rerun that changes nothing reads nothing.
+"""
+from __future__ import annotations
+
+import io
+import zipfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+from app.label import question_choice_label
+from app.workspace import normalize_corpus_path
+from labeler.agreement import agreement, consensus
+from labeler.corpus import Corpus
+from labeler.errors import InputError
+from labeler.golden import GoldenHealth, GoldenSet, golden_health, read_golden, serialize_beir, \
+    serialize_golden_jsonl, serialize_trec_qrels
+from labeler.status import Status
+from storage import IMPORT_ANNOTATOR, Store
+
+STATUS_CHOICES = tuple(s.value for s in Status)
+COLUMNS = ("query_id", "question", "type", "status", "judged", "relevant", "labels", "annotators", "updated")
+DOWNLOADS = (("jsonl", "Golden JSONL"), ("trec", "TREC qrels"), ("beir", "BEIR (zip)"))
+
+
+@dataclass(frozen=True)
+class QuestionEdit:
+    """What the edit form starts from."""
+
+    text: str
+    query_type: str
+    notes: str
+    n_judgments: int
+
+
+@dataclass(frozen=True)
+class GoldenOverview:
+    """Everything the Golden set page shows, as plain picklable data."""
+
+    rows: tuple[dict[str, Any], ...]
+    choices: dict[str, str]             # query_id -> picker label
+    edits: dict[str, QuestionEdit]
+    query_types: tuple[str, ...]
+    health: GoldenHealth
+    disagreements: tuple[dict[str, Any], ...]
+    agreement: str
+
+
+def _agreement_line(ratings) -> str:
+    report = agreement(ratings, exclude=(IMPORT_ANNOTATOR,))
+    if len(report.annotators) < 2:
+        return "Agreement needs two or more annotators grading the same documents."
+
+    def fmt(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.2f}"
+
+    pairs = "; ".join(f"{p.annotator_a}-{p.annotator_b}: {fmt(p.kappa)} on {p.n_items}" for p in report.pairs[:6])
+    return (f"Agreement over {report.n_items} shared judgments: Krippendorff's α (ordinal) = "
+            f"{fmt(report.krippendorff_alpha)}, Fleiss' κ = {fmt(report.fleiss_kappa)}"
+            + (f"; Cohen's κ per pair: {pairs}" if pairs else "") + ".")
+
+
+def overview(store: Store, *, max_disagreements: int = 50) -> GoldenOverview:
+    """The page's data from one read of the collection's questions and judgments."""
+    statuses = store.list_questions()
+    ratings: dict[tuple[str, str], dict[str, int]] = {}
+    rows, choices, edits, types = [], {}, {}, {}
+    for s in statuses:
+        q = s.question
+        for j in s.judgments:
+            ratings.setdefault((q.query_id, j.doc_id), {})[j.annotator] = j.grade
+        labels = ", ".join(f"{d}:{g}" for d, g in sorted(s.consensus.items(), key=lambda kv: (-kv[1], kv[0])))
+        annotators = list(q.credited_annotators) + [a for a in s.annotators if a not in q.credited_annotators]
+        rows.append({"query_id": q.query_id, "question": q.text, "type": q.query_type, "status": str(s.status),
+                     "judged": s.n_judged, "relevant": s.n_relevant, "labels": labels,
+                     "annotators": ", ".join(annotators), "updated": q.updated_at})
+        choices[q.query_id] = question_choice_label(q.query_id, s.status, q.text)
+        edits[q.query_id] = QuestionEdit(q.text, q.query_type, q.notes, len(s.judgments))
+        if q.query_type:
+            types[q.query_type] = types.get(q.query_type, 0) + 1
+    disagreements = tuple({"query_id": d.query_id, "doc_id": d.doc_id, "consensus": d.consensus, "spread": d.spread,
+                           "grades": ", ".join(f"{a}:{g}" for a, g in d.grades.items())}
+                          for d in consensus(ratings).disagreements[:max_disagreements])
+    return GoldenOverview(tuple(rows), choices, edits, tuple(sorted(types, key=lambda t: (-types[t], t))),
+                          golden_health(store.export_golden()), disagreements, _agreement_line(ratings))
+
+
+def filter_rows(rows: Sequence[dict[str, Any]], *, text: str = "", types: Sequence[str] = (),
+                status_in: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The table rows matching a text (in id or question), query types and statuses."""
+    needle = text.strip().lower()
+    return [r for r in rows
+            if (not needle or needle in r["question"].lower() or needle in r["query_id"].lower())
+            and (not types or r["type"] in types) and (not status_in or r["status"] in status_in)]
+
+
+def downloads(golden: GoldenSet) -> dict[str, tuple[bytes, str, str] | str]:
+    """format -> (bytes, file name, mime), or an error message when the set cannot be written so."""
+    out: dict[str, tuple[bytes, str, str] | str] = {
+        "jsonl": (serialize_golden_jsonl(golden).encode("utf-8"), "golden.jsonl", "application/jsonl")}
+    try:
+        out["trec"] = (serialize_trec_qrels(golden).encode("utf-8"), "golden.qrels", "text/plain")
+    except InputError as exc:
+        out["trec"] = str(exc)
+    try:
+        queries, qrels = serialize_beir(golden)
+    except InputError as exc:
+        out["beir"] = str(exc)
+    else:
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("queries.jsonl", queries)
+            zf.writestr("qrels/test.tsv", qrels)
+        out["beir"] = (buf.getvalue(), "golden-beir.zip", "application/zip")
+    return out
+
+
+def golden_downloads(store: Store) -> dict[str, tuple[bytes, str, str] | str]:
+    """The three downloads of the collection's golden set (see `downloads`)."""
+    return downloads(store.export_golden())
+
+
+# --------------------------------------------------------------------------- actions
+
+
+def import_golden_file(store: Store, uploaded: IO[bytes], corpus: Corpus, corpus_path: str, *,
+                       keep_scale: bool = False, check_doc_ids: bool = True):
+    """Validate an uploaded golden JSONL (a binary file object with `.name`) and import it whole.
+
+    Raises GoldenFormatError listing every bad line; nothing is imported then.
+    """
+    golden = read_golden(uploaded, keep_scale=keep_scale, doc_ids=corpus.doc_ids() if check_doc_ids else None)
+    return store.import_golden(golden, corpus_path=normalize_corpus_path(corpus_path),
+                               corpus_fingerprint=corpus.fingerprint)
+
+
+def edit_question(store: Store, query_id: str, text: str, query_type: str, notes: str) -> None:
+    """Save a question's text, type and notes (its judgments stay)."""
+    store.edit_question(query_id, text=text, query_type=(query_type or "").strip(), notes=notes)
+
+
+def delete_question(store: Store, query_id: str) -> None:
+    """Delete a question and its judgments."""
+    store.delete_question(query_id)

@@ -1,0 +1,159 @@
+"""Label page: the question picker, one question's candidates ready to render, and the actions a
+grade click, a new question or an "unanswerable" mark performs.
+
+A rerun reads what it shows: the question index (one aggregate query, no judgment rows) and the
+current question's judgments; never the whole collection.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from labeler.candidates import Candidate, keyword_search, query_terms, shuffled
+from labeler.corpus import Corpus
+from labeler.errors import InputError
+from labeler.status import Status
+from labeler.text import highlight_markup, inert, snippet
+from storage import Store
+from storage.records import QuestionStatus, QuestionSummary
+
+GRADES = {0: "Not relevant", 1: "Partly", 2: "Relevant", 3: "Answers fully"}
+GRADE_KEYS = ("Not", "Partly", "Relevant", "Fully")  # the keyboard bar's short labels
+STATUS_MARKS = {Status.DONE: "✓", Status.UNANSWERABLE: "∅", Status.STARTED: "…", Status.NEW: "○"}
+STATUS_BADGES = {Status.DONE: ":green-badge[done]", Status.UNANSWERABLE: ":orange-badge[unanswerable]",
+                 Status.STARTED: ":gray-badge[started]", Status.NEW: ":gray-badge[new]"}
+RETRIEVER_NAMES = {"bm25": "BM25"}
+# Words too common to be worth a highlight; retrieval itself still sees them.
+STOPWORDS = frozenset("""a an and are as at be by can do does did for from has have how i if in is it its me my
+no not of on or our so than that the their there this to was we what when where which who why will with you your
+""".split())
+
+
+def highlight_terms(text: str) -> list[str]:
+    """The question's terms worth highlighting (query terms minus stop words)."""
+    return [t for t in query_terms(text) if t not in STOPWORDS]
+
+
+@dataclass(frozen=True)
+class CandidateView:
+    """One document to judge, ready to render: every text field is inert markup or plain text."""
+
+    doc_id: str
+    title_markup: str
+    snippet_markup: str
+    text: str
+    metadata: Mapping[str, str]
+    badges: tuple[str, ...]
+    grade: int | None  # this annotator's grade
+    others: Mapping[str, int] = field(default_factory=dict)  # other annotators' grades
+
+
+@dataclass(frozen=True)
+class LabelProgress:
+    """Questions done out of all, and this question's judged candidates out of those shown."""
+
+    n_questions: int
+    n_complete: int
+    n_unanswerable: int
+    judged: int
+    candidates: int
+
+    @property
+    def text(self) -> str:
+        """The progress line under the question picker."""
+        return (f"Questions done: {self.n_complete} / {self.n_questions} ({self.n_unanswerable} unanswerable) · "
+                f"this question: {self.judged} / {self.candidates} candidates judged by you")
+
+
+def _badge(name: str, rank: int) -> str:
+    return f"{RETRIEVER_NAMES.get(name, name)} #{rank}"
+
+
+def _view(corpus: Corpus, doc_id: str, badges: Sequence[str], terms: Sequence[str], grades: Mapping[str, int],
+          annotator: str) -> CandidateView:
+    others = {a: g for a, g in sorted(grades.items()) if a != annotator}
+    doc = corpus.get(doc_id)
+    if doc is None:
+        return CandidateView(doc_id, inert(doc_id), inert("(not in this corpus)"), "", {}, tuple(badges),
+                             grades.get(annotator), others)
+    return CandidateView(doc_id, highlight_markup(doc.title or doc_id, terms),
+                         highlight_markup(snippet(doc.text, terms), terms), doc.text,
+                         {k: str(v) for k, v in doc.metadata.items()}, tuple(badges), grades.get(annotator), others)
+
+
+def candidate_views(corpus: Corpus, pooled: Sequence[Candidate], status: QuestionStatus, annotator: str, *,
+                    shuffle: bool = False) -> list[CandidateView]:
+    """Pooled candidates (optionally in a stable shuffled order), then documents judged on this
+    question that no retriever surfaced (added by search or by another annotator)."""
+    question = status.question
+    pooled = shuffled(pooled, question.query_id) if shuffle else list(pooled)
+    grades: dict[str, dict[str, int]] = {}
+    for j in status.judgments:
+        grades.setdefault(j.doc_id, {})[j.annotator] = j.grade
+    in_pool = {c.doc_id for c in pooled}
+    shown = [(c.doc_id, [_badge(n, r) for n, r in c.found_by.items()]) for c in pooled]
+    shown += [(doc_id, ["added"]) for doc_id in sorted(grades) if doc_id not in in_pool]
+    terms = highlight_terms(question.text)
+    return [_view(corpus, doc_id, badges, terms, grades.get(doc_id, {}), annotator) for doc_id, badges in shown]
+
+
+def search_results(corpus: Corpus, query: str, question: str, *, limit: int = 10) -> list[CandidateView]:
+    """Keyword/id search hits rendered like candidates (no grades: the page looks those up)."""
+    terms = highlight_terms(question + " " + query)
+    return [CandidateView(d.doc_id, highlight_markup(d.title or d.doc_id, terms),
+                          highlight_markup(snippet(d.text, highlight_terms(query) or terms), terms), d.text,
+                          {k: str(v) for k, v in d.metadata.items()}, ("search",), None)
+            for d in keyword_search(corpus, query, limit=limit)]
+
+
+def label_progress(index: Sequence[QuestionSummary], views: Sequence[CandidateView]) -> LabelProgress:
+    """Counts for the progress line of the Label page."""
+    return LabelProgress(len(index), sum(1 for s in index if s.status.complete),
+                         sum(1 for s in index if s.status == Status.UNANSWERABLE),
+                         sum(1 for v in views if v.grade is not None), len(views))
+
+
+def question_choice_label(query_id: str, status: Status, text: str) -> str:
+    """`q-0003 ✓ How many…` for the question pickers."""
+    return f"{query_id} {STATUS_MARKS[status]} {text[:70]}{'…' if len(text) > 70 else ''}"
+
+
+def query_types(index: Sequence[QuestionSummary]) -> list[str]:
+    """Query types in use, most used first (then by name)."""
+    counts: dict[str, int] = {}
+    for s in index:
+        if s.query_type:
+            counts[s.query_type] = counts.get(s.query_type, 0) + 1
+    return sorted(counts, key=lambda t: (-counts[t], t))
+
+
+def status_line(status: QuestionStatus) -> str:
+    """Type and status badges and the id, as markdown (the type is user text, made inert)."""
+    q = status.question
+    type_badge = f":violet-badge[{inert(q.query_type)}] " if q.query_type else ""
+    return f"{type_badge}{STATUS_BADGES[status.status]} · `{q.query_id}`"
+
+
+# --------------------------------------------------------------------------- actions
+
+
+def add_question(store: Store, corpus: Corpus, annotator: str, text: str, query_type: str = "") -> str:
+    """Write a new question against the open corpus; its query id."""
+    if not text.strip():
+        raise InputError("the question is empty", hint="write the question first.")
+    q = store.add_question(text.strip(), query_type=(query_type or "").strip(), author=annotator,
+                           corpus_fingerprint=corpus.fingerprint)
+    return q.query_id
+
+
+def grade(store: Store, query_id: str, doc_id: str, grade: int | None, annotator: str) -> None:
+    """Save this annotator's grade of a document (None clears it), at once."""
+    if grade is None:
+        store.clear_judgment(query_id, doc_id, annotator=annotator)
+    else:
+        store.set_judgment(query_id, doc_id, grade, annotator=annotator)
+
+
+def set_unanswerable(store: Store, query_id: str, value: bool) -> None:
+    """Mark (or unmark) a question as having no answer in the corpus."""
+    store.set_unanswerable(query_id, value)

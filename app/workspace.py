@@ -1,0 +1,77 @@
+"""Which corpus the app works on, shared by every page: the one recorded on the collection (the
+golden set is written against it), else `$LABELER_CORPUS`, else the bundled sample corpus."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from labeler.corpus import Corpus
+from labeler.golden import read_golden
+from labeler.paths import SAMPLE_CORPUS
+from storage import Store
+
+CORPUS_ENV = "LABELER_CORPUS"
+DEMO_GOLDEN = SAMPLE_CORPUS / "golden.jsonl"
+
+
+def normalize_corpus_path(path: str | Path) -> str:
+    """Absolute path string: the cache key of a corpus and what the database records."""
+    return str(Path(path).expanduser().resolve())
+
+
+def default_corpus_path() -> str:
+    """`$LABELER_CORPUS`, else the bundled sample corpus."""
+    return normalize_corpus_path(os.environ.get(CORPUS_ENV) or SAMPLE_CORPUS)
+
+
+@dataclass(frozen=True)
+class ActiveCorpus:
+    """The corpus path the app should open, and a note when it is not the recorded one."""
+
+    path: str
+    note: str = ""
+
+
+def active_corpus(store: Store) -> ActiveCorpus:
+    """The collection's recorded corpus if it still exists, else the default corpus."""
+    coll = store.get_collection()
+    recorded = coll.corpus_path if coll is not None else None
+    if recorded and Path(recorded).exists():
+        return ActiveCorpus(recorded)
+    if recorded:
+        return ActiveCorpus(default_corpus_path(),
+                            f"The corpus this golden set was written against, {recorded}, is gone; "
+                            "opened the default corpus instead. Hint: open the right corpus on the Corpus page.")
+    return ActiveCorpus(default_corpus_path())
+
+
+def is_sample_corpus(path: str | Path) -> bool:
+    """True for the bundled sample corpus (folder or its corpus.jsonl)."""
+    p = Path(path).resolve()
+    return p in (SAMPLE_CORPUS.resolve(), (SAMPLE_CORPUS / "corpus.jsonl").resolve())
+
+
+def use_corpus(store: Store, path: str | Path, corpus: Corpus) -> None:
+    """Record `corpus` (loaded from `path`) as the one the golden set is written against."""
+    store.ensure_collection(corpus_path=normalize_corpus_path(path), corpus_fingerprint=corpus.fingerprint)
+
+
+def ensure_corpus_recorded(store: Store, path: str, corpus: Corpus) -> None:
+    """On first start, record the opened corpus on the (new) collection; later starts read it."""
+    coll = store.get_collection()
+    if coll is None or not coll.corpus_path or (coll.corpus_path == path
+                                                 and coll.corpus_fingerprint != corpus.fingerprint):
+        use_corpus(store, path, corpus)
+
+
+def demo_offer(store: Store, corpus_path: str) -> bool:
+    """Offer the demo golden set: the sample corpus is open and the database has no question yet."""
+    return is_sample_corpus(corpus_path) and not store.question_index()
+
+
+def load_demo_golden(store: Store, corpus: Corpus, corpus_path: str):
+    """Import the sample corpus's 62-question demo golden set; the store's ImportSummary."""
+    golden = read_golden(DEMO_GOLDEN, doc_ids=corpus.doc_ids())
+    return store.import_golden(golden, corpus_path=normalize_corpus_path(corpus_path),
+                               corpus_fingerprint=corpus.fingerprint)

@@ -1,0 +1,73 @@
+"""UI pieces of the Label page: a candidate card and the keyboard bar. Rendering only: the
+actions they trigger are `app.label` functions passed in as callbacks."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from app.label import GRADE_KEYS, GRADES, CandidateView
+from labeler.text import inert
+
+BADGE_COLOURS = (("dense", "blue"), ("BM25", "orange"))
+Grade = Callable[[str, int | None], None]  # (doc_id, grade or None to clear)
+
+
+def _badges(view: CandidateView) -> str:
+    def colour(badge: str) -> str:
+        return next((c for prefix, c in BADGE_COLOURS if badge.startswith(prefix)), "green")
+
+    return " ".join(f":{colour(b)}-badge[{b}]" for b in view.badges)
+
+
+def candidate_card(view: CandidateView, n: int, key: str, on_grade: Grade, *, focused: bool,
+                   unanswerable: bool) -> None:
+    """One candidate: title, badges, highlighted snippet, metadata, grade buttons, full text."""
+    with st.container(border=True, key=key):
+        st.markdown(f"{'▶ ' if focused else ''}**{n}. {view.title_markup}** &nbsp; {_badges(view)}",
+                    unsafe_allow_html=True)
+        st.markdown(view.snippet_markup, unsafe_allow_html=True)
+        meta = " · ".join(f"{inert(k)}: {inert(v)}" for k, v in view.metadata.items())
+        others = " · ".join(f"{inert(a)}: {g}" for a, g in view.others.items())
+        st.caption(f"`{view.doc_id}`" + (f" · {meta}" if meta else "") + (f" · others: {others}" if others else ""),
+                   unsafe_allow_html=True)
+        with st.container(horizontal=True, key=f"{key}-grades"):
+            for g, name in GRADES.items():
+                st.button(f"{g} · {name}", key=f"{key}-g{g}", type="primary" if view.grade == g else "secondary",
+                          on_click=on_grade, args=(view.doc_id, g), disabled=unanswerable and g >= 1)
+            if view.grade is not None:
+                st.button("Clear", key=f"{key}-clear", type="tertiary", on_click=on_grade, args=(view.doc_id, None))
+        with st.expander("Full text"):
+            st.text(view.text)
+
+
+def keyboard_bar(focus: int, n: int, focused_doc: str, on_grade: Grade, on_move: Callable[[int], None], *,
+                 unanswerable: bool) -> None:
+    """J/K move the focus, 0-3 grade the focused candidate and move on."""
+    with st.container(horizontal=True, key="keyboard-bar", vertical_alignment="center", gap="small"):
+        st.caption(f"Keys: **J**/**K** move the focus (now #{focus + 1}) · **0**-**3** grade it · **N**/**P** question")
+        st.button("Next", key="focus-next", shortcut="J", on_click=on_move, args=(1,), type="tertiary",
+                  help="Focus the next candidate")
+        st.button("Previous", key="focus-prev", shortcut="K", on_click=on_move, args=(-1,), type="tertiary",
+                  help="Focus the previous candidate")
+        for g, short in enumerate(GRADE_KEYS):
+            st.button(short, key=f"key-grade-{g}", shortcut=str(g), on_click=on_grade, args=(focused_doc, g, True),
+                      type="tertiary", help=f"Grade the focused candidate {g}", disabled=unanswerable and g >= 1)
+
+
+def demo_offer_box(on_load: Callable[[], None]) -> None:
+    """The offer of the sample corpus's demo golden set, on a database without questions."""
+    with st.container(border=True, key="demo-offer"):
+        st.markdown("**New here?** The sample corpus comes with a 62-question demo golden set. "
+                    "Load it to explore the Golden set and Evaluate pages, or just write your own question below.")
+        st.button("Load the demo golden set", key="load-demo", icon=":material/download:", on_click=on_load)
+
+
+def question_picker(key: str, labels: dict[str, str], on_move: Callable[[int], None]) -> None:
+    """The question selectbox (bound to the URL) with Previous/Next buttons (keys P and N)."""
+    nav1, nav2, nav3 = st.columns([7, 1.6, 1.6], vertical_alignment="bottom")
+    nav1.selectbox("Question to label", list(labels), key=key, bind="query-params", format_func=labels.get)
+    nav2.button("Previous", key="prev-question", on_click=on_move, args=(-1,), shortcut="P", width="stretch",
+                icon=":material/arrow_back:")
+    nav3.button("Next", key="next-question", on_click=on_move, args=(1,), shortcut="N", width="stretch",
+                icon=":material/arrow_forward:")

@@ -1,0 +1,39 @@
+"""The Golden set page's health section: counts against the targets, per type, disagreements."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app.golden_set import GoldenOverview
+
+
+def health_section(view: GoldenOverview) -> None:
+    """Question count and unanswerable share against their targets, then the details."""
+    health = view.health
+    st.subheader("Health", anchor=False)
+    h1, h2, h3, h4 = st.columns(4)
+    lo, hi = health.target_questions
+    h1.metric("Questions", health.n_questions, help=f"Target {lo}-{hi}.",
+              delta="on target" if health.count_ok else f"target {lo}-{hi}",
+              delta_color="normal" if health.count_ok else "off")
+    slo, shi = health.target_unanswerable_share
+    h2.metric("Unanswerable", f"{health.unanswerable_share:.0%}", help=f"Target {slo:.0%}-{shi:.0%} of questions.",
+              delta="on target" if health.share_ok else f"target {slo:.0%}-{shi:.0%}",
+              delta_color="normal" if health.share_ok else "off")
+    h3.metric("Without a relevant document", len(health.without_relevant))
+    h4.metric("Annotator disagreements", len(view.disagreements))
+    for warning in health.warnings():
+        st.warning(warning)
+    if not health.per_type:
+        return
+    with st.expander("Questions per type, disagreements, agreement", expanded=False):
+        t1, t2 = st.columns([1, 2])
+        t1.dataframe(pd.DataFrame({"query type": [t or "(untyped)" for t in health.per_type],
+                                   "questions": list(health.per_type.values())}), hide_index=True)
+        if health.without_relevant:
+            t1.caption("No relevant document yet: " + ", ".join(health.without_relevant[:30]))
+        if view.disagreements:
+            t2.dataframe(pd.DataFrame(list(view.disagreements)), hide_index=True)
+        else:
+            t2.caption("No disagreements: every (question, document) judged by several people got one grade.")
+        t2.caption(view.agreement)
