@@ -103,6 +103,19 @@ def path_kind(path: str | Path) -> Literal["file", "folder", "other", "missing"]
     return "file" if stat.S_ISREG(mode) else "folder" if stat.S_ISDIR(mode) else "other"
 
 
+def require_file(source: str | Path, *, error: type[InputError] = InputError, what: str = "file") -> Path:
+    """`source` as a Path when it is a regular file; else `error` saying what is there instead."""
+    path = Path(source).expanduser()
+    kind = path_kind(path)
+    if kind == "folder":
+        raise error(f"expected a {what}, got a folder", path=path, hint=f"give the {what} itself.")
+    if kind == "missing":
+        raise error(f"no such {what}", path=path, hint="check the path.")
+    if kind == "other":  # opening a named pipe would wait for a writer forever
+        raise error("not a regular file (a pipe, socket or device)", path=path, hint=f"give a regular {what}.")
+    return path
+
+
 @contextmanager
 def open_lines(source: str | Path | IO, *, max_line_bytes: int = MAX_LINE_BYTES,
                error: type[InputError] = InputError) -> Iterator[tuple[str | None, Iterator[Line]]]:
@@ -118,14 +131,7 @@ def open_lines(source: str | Path | IO, *, max_line_bytes: int = MAX_LINE_BYTES,
         else:
             yield shown, split_lines(source.read(), max_line_bytes=max_line_bytes)
         return
-    path = Path(source).expanduser()
-    kind = path_kind(path)
-    if kind == "folder":
-        raise error("expected a file, got a folder", path=path, hint="give the file itself.")
-    if kind == "missing":
-        raise error("no such file", path=path, hint="check the path.")
-    if kind == "other":  # opening a named pipe would wait for a writer forever
-        raise error("not a regular file (a pipe, socket or device)", path=path, hint="give a regular file.")
+    path = require_file(source, error=error)
     try:
         f = open(path, "rb")
     except OSError as exc:

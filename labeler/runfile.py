@@ -16,7 +16,7 @@ from typing import IO
 
 from labeler.errors import InputError, RunFileError
 from labeler.ids import ID_HINT, id_problem
-from labeler.jsonlines import path_kind, write_text_atomic
+from labeler.jsonlines import require_file, write_text_atomic
 from labeler.metrics.rankings import Run, trec_ranked
 
 _FIELD_SEPARATOR = re.compile(r"[ \t]+")
@@ -99,14 +99,7 @@ def read_run(source: str | Path | IO[str]) -> Run:
         return parse_run(source.read(), source=getattr(source, "name", None))
     if isinstance(source, str) and "\n" in source:
         return parse_run(source, source="<string>")
-    path = Path(source).expanduser()
-    kind = path_kind(path)
-    if kind == "missing":
-        raise RunFileError("run file not found", path=path, hint="check the path.")
-    if kind == "folder":
-        raise RunFileError("expected a run file, got a folder", path=path, hint="give the TREC run file itself.")
-    if kind == "other":  # reading a named pipe would wait for a writer forever
-        raise RunFileError("not a regular file (a pipe, socket or device)", path=path, hint="give the run file.")
+    path = require_file(source, error=RunFileError, what="run file")
     try:
         data = path.read_bytes()
     except OSError as exc:

@@ -111,7 +111,7 @@ def test_read_run_from_path_file_object_or_text(tmp_path):
 
 
 @pytest.mark.parametrize("name, words", [
-    ("nope.trec", "not found"), ("", "got a folder"), ("x" * 5000, "not found"), ("pipe", "not a regular file"),
+    ("nope.trec", "no such run file"), ("", "got a folder"), ("x" * 5000, "no such run file"), ("pipe", "not a regular file"),
 ])
 def test_read_run_unusable_path_is_run_file_error(tmp_path, name, words):
     if name == "pipe":
