@@ -19,7 +19,7 @@ install: $(VENV)/.installed
 
 run: install
 	$(PY) -m streamlit run streamlit_app.py --server.headless true --server.port $(PORT) \
-		--server.address 0.0.0.0 --browser.gatherUsageStats false
+		--server.address 127.0.0.1 --browser.gatherUsageStats false
 
 chromium:
 	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium)
