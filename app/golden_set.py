@@ -6,8 +6,6 @@ store's revision (it changes with every write) and a rerun that changes nothing 
 """
 from __future__ import annotations
 
-import io
-import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, Any
@@ -17,14 +15,14 @@ from app.workspace import normalize_corpus_path
 from labeler.agreement import agreement, consensus
 from labeler.corpus import Corpus
 from labeler.errors import InputError
-from labeler.golden import GoldenHealth, GoldenSet, golden_health, read_golden, serialize_beir, \
-    serialize_golden_jsonl, serialize_trec_qrels
+from labeler.golden import GoldenHealth, golden_health
 from labeler.status import Status
+from labeler.transfer import FORMATS, export_bytes, import_golden_set, read_for_import
 from storage import IMPORT_ANNOTATOR, Store
 
 STATUS_CHOICES = tuple(s.value for s in Status)
 COLUMNS = ("query_id", "question", "type", "status", "judged", "relevant", "labels", "annotators", "updated")
-DOWNLOADS = (("jsonl", "Golden JSONL"), ("trec", "TREC qrels"), ("beir", "BEIR (zip)"))
+DOWNLOADS = tuple((name, fmt.label) for name, fmt in FORMATS.items())
 
 
 @dataclass(frozen=True)
@@ -98,30 +96,17 @@ def filter_rows(rows: Sequence[dict[str, Any]], *, text: str = "", types: Sequen
             and (not types or r["type"] in types) and (not status_in or r["status"] in status_in)]
 
 
-def downloads(golden: GoldenSet) -> dict[str, tuple[bytes, str, str] | str]:
-    """format -> (bytes, file name, mime), or an error message when the set cannot be written so."""
-    out: dict[str, tuple[bytes, str, str] | str] = {
-        "jsonl": (serialize_golden_jsonl(golden).encode("utf-8"), "golden.jsonl", "application/jsonl")}
-    try:
-        out["trec"] = (serialize_trec_qrels(golden).encode("utf-8"), "golden.qrels", "text/plain")
-    except InputError as exc:
-        out["trec"] = str(exc)
-    try:
-        queries, qrels = serialize_beir(golden)
-    except InputError as exc:
-        out["beir"] = str(exc)
-    else:
-        buf = io.BytesIO()
-        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-            zf.writestr("queries.jsonl", queries)
-            zf.writestr("qrels/test.tsv", qrels)
-        out["beir"] = (buf.getvalue(), "golden-beir.zip", "application/zip")
-    return out
-
-
 def golden_downloads(store: Store) -> dict[str, tuple[bytes, str, str] | str]:
-    """The three downloads of the collection's golden set (see `downloads`)."""
-    return downloads(store.export_golden())
+    """format -> (bytes, file name, mime) of the collection's golden set, or why it cannot be
+    written in that format (e.g. an id TREC qrels cannot hold)."""
+    golden = store.export_golden()
+    out: dict[str, tuple[bytes, str, str] | str] = {}
+    for name, fmt in FORMATS.items():
+        try:
+            out[name] = (export_bytes(golden, name), fmt.file_name, fmt.mime)
+        except InputError as exc:
+            out[name] = str(exc)
+    return out
 
 
 # --------------------------------------------------------------------------- actions
@@ -129,13 +114,11 @@ def golden_downloads(store: Store) -> dict[str, tuple[bytes, str, str] | str]:
 
 def import_golden_file(store: Store, uploaded: IO[bytes], corpus: Corpus, corpus_path: str, *,
                        keep_scale: bool = False, check_doc_ids: bool = True):
-    """Validate an uploaded golden JSONL (a binary file object with `.name`) and import it whole.
-
-    Raises GoldenFormatError listing every bad line; nothing is imported then.
-    """
-    golden = read_golden(uploaded, keep_scale=keep_scale, doc_ids=corpus.doc_ids() if check_doc_ids else None)
-    return store.import_golden(golden, corpus_path=normalize_corpus_path(corpus_path),
-                               corpus_fingerprint=corpus.fingerprint)
+    """Validate an uploaded golden JSONL (a binary file object with `.name`) and import it whole;
+    the store's ImportSummary. Raises GoldenFormatError listing every bad line; nothing is
+    imported then."""
+    golden = read_for_import(uploaded, corpus=corpus, keep_scale=keep_scale, check_doc_ids=check_doc_ids)
+    return import_golden_set(store, golden, corpus=corpus, corpus_path=normalize_corpus_path(corpus_path)).summary
 
 
 def edit_question(store: Store, query_id: str, text: str, query_type: str, notes: str) -> None:

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from labeler.corpus import Corpus
-from labeler.golden import read_golden
 from labeler.paths import SAMPLE_CORPUS
+from labeler.transfer import import_golden_set, read_for_import
 from storage import Store
 
 CORPUS_ENV = "LABELER_CORPUS"
@@ -72,6 +72,5 @@ def demo_offer(store: Store, corpus_path: str) -> bool:
 
 def load_demo_golden(store: Store, corpus: Corpus, corpus_path: str):
     """Import the sample corpus's 62-question demo golden set; the store's ImportSummary."""
-    golden = read_golden(DEMO_GOLDEN, doc_ids=corpus.doc_ids())
-    return store.import_golden(golden, corpus_path=normalize_corpus_path(corpus_path),
-                               corpus_fingerprint=corpus.fingerprint)
+    golden = read_for_import(DEMO_GOLDEN, corpus=corpus)
+    return import_golden_set(store, golden, corpus=corpus, corpus_path=normalize_corpus_path(corpus_path)).summary

@@ -27,32 +27,30 @@ DB_HELP = "Database URL or SQLite file (default: $LABELER_HOME/labeler.db, i.e. 
 @handle_errors
 def import_command(golden: Path, corpus: Path | None, collection: str, db_url: str | None, keep_scale: bool) -> None:
     """Import GOLDEN (a golden JSONL file or a BEIR folder) into the database, all or nothing."""
-    from labeler.golden import read_golden
+    from labeler.transfer import import_golden_set, read_for_import
     from storage import open_store
 
-    doc_ids = fingerprint = corpus_path = None
+    loaded = None
     if corpus is not None:
         from labeler.corpus import load_corpus
 
         loaded = load_corpus(corpus)
-        doc_ids, fingerprint, corpus_path = loaded.doc_ids(), loaded.fingerprint, str(corpus.resolve())
-    try:
-        golden_set = read_golden(golden, keep_scale=keep_scale, doc_ids=doc_ids)
+    try:  # the whole file is checked before the database is opened
+        golden_set = read_for_import(golden, corpus=loaded, keep_scale=keep_scale)
     except GoldenFormatError as exc:
         raise UserError(exc.summary(MAX_SHOWN)) from exc
-
     store = open_store(db_url)
     try:
-        before = store.get_collection(collection)
-        summary = store.import_golden(golden_set, collection=collection, corpus_path=corpus_path,
-                                      corpus_fingerprint=fingerprint)
+        done = import_golden_set(store, golden_set, corpus=loaded, collection=collection,
+                                 corpus_path=str(corpus.resolve()) if corpus else None)
     finally:
         store.close()
-    if before is not None and fingerprint and before.corpus_fingerprint not in (None, fingerprint):
+    if loaded is not None and done.corpus_changed(loaded.fingerprint):
         click.echo(f"Note: collection {collection!r} was labelled against another corpus version "
-                   f"({before.corpus_fingerprint[:19]}); it now records {fingerprint[:19]}.", err=True)
-    click.echo(f"Imported {summary.n_questions} questions ({summary.n_new} new, {summary.n_updated} updated, "
-               f"{summary.n_unanswerable} unanswerable) with {summary.n_judgments} grades into collection "
+                   f"({done.previous_fingerprint[:19]}); it now records {loaded.fingerprint[:19]}.", err=True)
+    s = done.summary
+    click.echo(f"Imported {s.n_questions} questions ({s.n_new} new, {s.n_updated} updated, "
+               f"{s.n_unanswerable} unanswerable) with {s.n_judgments} grades into collection "
                f"{collection!r} of {store.url}.")
 
 
@@ -66,7 +64,7 @@ def import_command(golden: Path, corpus: Path | None, collection: str, db_url: s
 @handle_errors
 def export_command(out: Path, fmt: str, collection: str, db_url: str | None, complete_only: bool) -> None:
     """Export a collection's consensus golden set to OUT."""
-    from labeler.golden import write_beir, write_golden, write_trec_qrels
+    from labeler.transfer import export_to, golden_to_export
     from storage import normalize_db_url, open_store
 
     url = normalize_db_url(db_url)
@@ -75,18 +73,10 @@ def export_command(out: Path, fmt: str, collection: str, db_url: str | None, com
                          hint="import a golden set or label in the app first, or pass --db.")
     store = open_store(url)
     try:
-        golden = store.export_golden(collection=collection, complete_only=complete_only)
+        golden = golden_to_export(store, collection=collection, complete_only=complete_only)
     finally:
         store.close()
-    if not golden.queries:
-        raise InputError(f"collection {collection!r} has no questions to export",
-                         hint="add questions in the app or `labeler import` a golden file first.")
-    if fmt == "jsonl":
-        write_golden(golden, out)
-    elif fmt == "trec":
-        write_trec_qrels(golden, out)
-    else:
-        write_beir(golden, out)
+    export_to(golden, fmt, out)
     pairs = sum(len(q.relevance) for q in golden.queries)
     click.echo(f"Exported {len(golden.queries)} questions ({pairs} judged pairs) from collection "
                f"{collection!r} to {out} ({fmt}).")
