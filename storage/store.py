@@ -176,10 +176,12 @@ class Store:
         with self._db.read() as conn:
             return questions.question_status(conn, query_id, collection=collection)
 
-    def question_index(self, *, collection: str = DEFAULT_COLLECTION) -> list[QuestionSummary]:
-        """Every question (creation order) with status, judged-document count and annotators, from SQL."""
+    def question_index(self, *, collection: str = DEFAULT_COLLECTION,
+                       with_annotators: bool = False) -> list[QuestionSummary]:
+        """Every question (creation order) with status and judged-document count, from SQL; with
+        `with_annotators`, also who judged each (one more scan of the judgments)."""
         with self._db.read() as conn:
-            return question_index.question_index(conn, collection=collection)
+            return question_index.question_index(conn, collection=collection, with_annotators=with_annotators)
 
     def list_questions(self, *, collection: str = DEFAULT_COLLECTION) -> list[QuestionStatus]:
         """Every question (in creation order) with its judgments, consensus grades and status."""

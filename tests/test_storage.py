@@ -158,7 +158,7 @@ def test_list_questions_reports_status(store):
     assert done.annotators == ("asha", "ben") and done.grades_by("ben") == {"d1": 0, "d2": 0}
     # One question at a time gives the same answer; the index gives its summary.
     assert {k: store.question_status(k) for k in statuses} == statuses
-    assert [(s.query_id, s.status, s.n_judged, s.annotators) for s in store.question_index()] == [
+    assert [(s.query_id, s.status, s.n_judged, s.annotators) for s in store.question_index(with_annotators=True)] == [
         ("new", "new", 0, ()), ("started", "started", 1, ("asha",)), ("done", "done", 2, ("asha", "ben")),
         ("unans", "unanswerable", 0, ())]
     assert store.question_status("nope") is None and store.question_status("new", collection="nope") is None

@@ -67,7 +67,7 @@ def test_question_index_matches_python_consensus_on_generated_cases(store, seed)
     cases = _generate(random.Random(seed), 300)
     _load(store, cases)
     expected = [_expected(qid, case) for qid, case in cases.items()]
-    index = store.question_index()
+    index = store.question_index(with_annotators=True)
     assert [(s.query_id, s.status, s.n_judged, s.annotators) for s in index] == [e[:4] for e in expected]
     # The generator reaches every status and the tie rule's both sides.
     assert {s.status for s in index} == set(Status)
@@ -89,7 +89,7 @@ def test_question_index_matches_python_consensus_on_generated_cases(store, seed)
 ])
 def test_question_index_tie_rule_by_hand(store, grades, status):
     _load(store, {"q": {"ratings": {"d": grades}, "unanswerable": False}})
-    [summary] = store.question_index()
+    [summary] = store.question_index(with_annotators=True)
     assert summary.status == status == store.question_status("q").status
 
 
