@@ -72,12 +72,12 @@ def overview(store: Store, *, max_disagreements: int = 50) -> GoldenOverview:
         for j in s.judgments:
             ratings.setdefault((q.query_id, j.doc_id), {})[j.annotator] = j.grade
         labels = ", ".join(f"{d}:{g}" for d, g in sorted(s.consensus.items(), key=lambda kv: (-kv[1], kv[0])))
-        annotators = list(q.credited_annotators) + [a for a in s.annotators if a not in q.credited_annotators]
-        rows.append({"query_id": q.query_id, "question": q.text, "type": q.query_type, "status": str(s.status),
+        annotators = list(q.annotators) + [a for a in s.annotators if a not in q.annotators]
+        rows.append({"query_id": q.query_id, "question": q.question, "type": q.query_type, "status": str(s.status),
                      "judged": s.n_judged, "relevant": s.n_relevant, "labels": labels,
                      "annotators": ", ".join(annotators), "updated": q.updated_at})
-        choices[q.query_id] = question_choice_label(q.query_id, s.status, q.text)
-        edits[q.query_id] = QuestionEdit(q.text, q.query_type, q.notes, len(s.judgments))
+        choices[q.query_id] = question_choice_label(q.query_id, s.status, q.question)
+        edits[q.query_id] = QuestionEdit(q.question, q.query_type, q.notes, len(s.judgments))
         if q.query_type:
             types[q.query_type] = types.get(q.query_type, 0) + 1
     disagreements = tuple({"query_id": d.query_id, "doc_id": d.doc_id, "consensus": d.consensus, "spread": d.spread,

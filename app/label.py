@@ -93,7 +93,7 @@ def candidate_views(corpus: Corpus, pooled: Sequence[Candidate], status: Questio
     in_pool = {c.doc_id for c in pooled}
     shown = [(c.doc_id, [_badge(n, r) for n, r in c.found_by.items()]) for c in pooled]
     shown += [(doc_id, ["added"]) for doc_id in sorted(grades) if doc_id not in in_pool]
-    terms = highlight_terms(question.text)
+    terms = highlight_terms(question.question)
     return [_view(corpus, doc_id, badges, terms, grades.get(doc_id, {}), annotator) for doc_id, badges in shown]
 
 

@@ -62,10 +62,13 @@ if not index:
 
 if st.session_state.get(Keys.QUESTION) not in ids:
     st.session_state[Keys.QUESTION] = ids[-1]
-question_picker(Keys.QUESTION, {x.query_id: lb.question_choice_label(x.query_id, x.status, x.text) for x in index},
+question_picker(Keys.QUESTION, {x.query_id: lb.question_choice_label(x.query_id, x.status, x.question) for x in index},
                 _move_question)
 
 status = guard(s.question_status, st.session_state[Keys.QUESTION])
+if status is None:  # deleted by someone else between the index read and this one
+    st.info("That question was just deleted. Pick another one above.")
+    st.stop()
 question, qid = status.question, status.question.query_id
 options = st.columns([2, 2, 5], vertical_alignment="center")
 shuffle = options[0].toggle("Shuffle candidates", key="shuffle", help="A stable random order per question, "
@@ -74,11 +77,11 @@ mark = not question.unanswerable
 options[1].button("Mark unanswerable" if mark else "Unmark unanswerable", key="unanswerable",
                   on_click=act, args=(lb.set_unanswerable, s, qid, mark),
                   help="No document in the corpus answers this question." if mark else None)
-views = lb.candidate_views(corp, pooled(path, question.text), status, who, shuffle=shuffle)
+views = lb.candidate_views(corp, pooled(path, question.question), status, who, shuffle=shuffle)
 progress = lb.label_progress(index, views)
 options[2].progress(progress.n_complete / progress.n_questions, text=progress.text)
 
-st.subheader(inert(question.text), anchor=False)
+st.subheader(inert(question.question), anchor=False)
 st.markdown(lb.status_line(status), unsafe_allow_html=True)
 if question.unanswerable:
     st.warning("Marked **unanswerable**: no document answers it, so grades 1-3 are off. Grade 0 still records "
@@ -105,7 +108,7 @@ st.subheader("Find another document", anchor=False)
 query = st.text_input("Search the corpus by keyword or document id", key="keyword",
                       placeholder="e.g. parental leave, or leave-004")
 if query.strip():
-    hits = [h for h in keyword_hits(path, query, question.text) if h.doc_id not in {v.doc_id for v in views}]
+    hits = [h for h in keyword_hits(path, query, question.question) if h.doc_id not in {v.doc_id for v in views}]
     if not hits:
         st.caption("No other document matches every word.")
     for i, hit in enumerate(hits):

@@ -93,9 +93,9 @@ def question_query() -> sa.Select:
 def to_question(row: Any) -> Question:
     """The record of a question_query() row."""
     return Question(
-        query_id=row.query_id, text=row.text, query_type=row.query_type, unanswerable=bool(row.unanswerable),
+        query_id=row.query_id, question=row.text, query_type=row.query_type, unanswerable=bool(row.unanswerable),
         notes=row.notes, author=row.author, created_at=row.created_at, updated_at=row.updated_at,
-        extra=row.extra or {}, credited_annotators=tuple(row.credited_annotators or ()),
+        extra=row.extra or {}, annotators=tuple(row.credited_annotators or ()),
         corpus_fingerprint=row.corpus_fingerprint,
     )
 

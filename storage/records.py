@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from labeler.golden import GoldenQuery
@@ -23,37 +23,21 @@ class Collection:
 
 
 @dataclass(frozen=True)
-class Question:
-    """A question as stored (its consensus grades live in judgments).
+class Question(GoldenQuery):
+    """A question as stored: a golden question whose `relevance` stays empty (grades live in the
+    judgments; their consensus is computed) and whose `annotators` are those an imported file
+    credited; plus `author`, who wrote it here. `to_golden` gives the golden question."""
 
-    The question fields are those of `labeler.golden.GoldenQuery` (`text` is its `question`);
-    `author` and `credited_annotators` are provenance only the store has. `to_golden` is the one
-    place a stored question becomes a golden one.
-    """
-
-    query_id: str
-    text: str
-    query_type: str = ""
-    unanswerable: bool = False
-    notes: str = ""
     author: str = ""
-    created_at: str = ""
-    updated_at: str = ""
-    extra: Mapping[str, Any] = field(default_factory=dict)
-    credited_annotators: tuple[str, ...] = ()
-    corpus_fingerprint: str | None = None
 
     def to_golden(self, relevance: Mapping[str, int], people: tuple[str, ...] = (),
                   corpus_fingerprint: str | None = None) -> GoldenQuery:
         """The golden question: consensus `relevance`, credited annotators then the other `people`."""
-        credited = list(self.credited_annotators)
-        annotators = credited + sorted(set(people) - set(credited))
-        return GoldenQuery(
-            query_id=self.query_id, question=self.text, query_type=self.query_type,
-            unanswerable=self.unanswerable, relevance=dict(relevance), annotators=tuple(annotators),
-            notes=self.notes, created_at=self.created_at, updated_at=self.updated_at,
-            corpus_fingerprint=self.corpus_fingerprint or corpus_fingerprint, extra=self.extra,
-        )
+        credited = list(self.annotators)
+        fields_ = {f.name: getattr(self, f.name) for f in fields(GoldenQuery)}
+        return GoldenQuery(**{**fields_, "relevance": dict(relevance),
+                              "annotators": tuple(credited + sorted(set(people) - set(credited))),
+                              "corpus_fingerprint": self.corpus_fingerprint or corpus_fingerprint})
 
 
 @dataclass(frozen=True)
@@ -103,7 +87,7 @@ class QuestionSummary:
     """One row of the question index: what a list of questions shows, without the judgments."""
 
     query_id: str
-    text: str
+    question: str
     query_type: str
     unanswerable: bool
     status: Status

@@ -55,7 +55,7 @@ def test_golden_set_edit_question(app_home):
     at.text_input(key="edit_type_q-0002").input("policy-lookup")
     at.button(key="FormSubmitter:edit-q-0002-Save changes").click().run()
     assert not at.exception
-    assert open_store().get_question("q-0002").text == "What is the nightly hotel limit on business trips?"
+    assert open_store().get_question("q-0002").question == "What is the nightly hotel limit on business trips?"
     assert any("Saved q-0002" in m for m in texts(at.success))
 
 

@@ -29,7 +29,7 @@ def test_add_question_assigns_next_free_id(store):
     store.add_question("Custom?", query_id="q-0041")
     assert store.add_question("Next?", query_type="lookup", author="asha").query_id == "q-0042"
     q = store.get_question("q-0042")
-    assert (q.text, q.query_type, q.author) == ("Next?", "lookup", "asha")
+    assert (q.question, q.query_type, q.author) == ("Next?", "lookup", "asha")
     assert q.created_at.endswith("Z")
 
 
@@ -52,7 +52,7 @@ def test_add_question_refuses_duplicate_bad_id_and_empty_text(store, text, query
 def test_edit_question_changes_only_given_fields(store):
     store.add_question("Old?", query_id="a", query_type="t", notes="n")
     q = store.edit_question("a", text="New?", extra={"k": [1, "é"]})
-    assert (q.text, q.query_type, q.notes, q.extra) == ("New?", "t", "n", {"k": [1, "é"]})
+    assert (q.question, q.query_type, q.notes, q.extra) == ("New?", "t", "n", {"k": [1, "é"]})
     with pytest.raises(InputError, match="no question 'zz'"):
         store.edit_question("zz", text="x")
 
@@ -230,7 +230,7 @@ def test_import_golden_replaces_imported_grades_but_keeps_peoples(store):
     assert (summary.n_new, summary.n_updated, summary.n_judgments) == (0, 1, 1)
     rows = {(j.doc_id, j.annotator): j.grade for j in store.judgments()}
     assert rows == {("d1", IMPORT_ANNOTATOR): 3, ("d1", "asha"): 1}
-    assert store.get_question("a").text == "A!" and store.get_question("b") is not None
+    assert store.get_question("a").question == "A!" and store.get_question("b") is not None
 
 
 def test_import_golden_unanswerable_conflicting_with_people_changes_nothing(store, tmp_path):

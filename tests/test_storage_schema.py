@@ -98,7 +98,7 @@ def test_open_store_adopts_v1_database_with_data_intact(tmp_path):
         assert [x.question.query_id for x in statuses] == ["q-0001", "q-0002"]
         q1 = statuses[0]
         assert q1.question.extra == {"source": "slack"} and q1.question.notes == "see §4"
-        assert q1.question.credited_annotators == () and q1.question.corpus_fingerprint is None  # v3 defaults
+        assert q1.question.annotators == () and q1.question.corpus_fingerprint is None  # v3 defaults
         assert q1.consensus == {"leave-001": 2, "leave-002": 0}  # floor(median(3, 2)) = 2
         assert all(j.note == "" for j in q1.judgments)  # v2 default
         assert statuses[1].status == "unanswerable"
