@@ -41,3 +41,18 @@ def timed(fn, *args, **kwargs):
 def percentiles(samples: list[float]) -> tuple[float, float]:
     s = sorted(samples)
     return statistics.median(s), s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))]
+
+
+def fresh_app_home(home: Path, name: str, corpus: Path) -> Path:
+    """`<home>/<name>` as LABELER_HOME with an empty database, the shared embedding cache
+    (`<home>/cache`, so SciFact is embedded once ever) and `corpus` as the corpus to open."""
+    case_home = home / name
+    case_home.mkdir(parents=True, exist_ok=True)
+    for leftover in case_home.glob("labeler.db*"):
+        leftover.unlink()  # a fresh golden set each time, so every run does the same work
+    cache = case_home / "cache"
+    if not cache.exists():
+        cache.symlink_to(home / "cache", target_is_directory=True)
+    os.environ["LABELER_HOME"] = str(case_home)
+    os.environ["LABELER_CORPUS"] = str(corpus)
+    return case_home

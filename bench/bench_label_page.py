@@ -11,13 +11,12 @@ included, browser rendering excluded.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import time
 from pathlib import Path
 
-from _common import BENCH_HOME, DATASETS, REPO
+from _common import BENCH_HOME, DATASETS, REPO, fresh_app_home
 
 SCIFACT = DATASETS / "scifact"
 CASES = [
@@ -31,15 +30,7 @@ def time_label_page(home: Path, corpus: Path, question: str, clicks: int) -> dic
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
-    case_home = home / corpus.name
-    case_home.mkdir(parents=True, exist_ok=True)
-    for leftover in case_home.glob("labeler.db*"):
-        leftover.unlink()  # a fresh golden set each time, so every run does the same work
-    cache = case_home / "cache"
-    if not cache.exists():
-        cache.symlink_to(home / "cache", target_is_directory=True)
-    os.environ["LABELER_HOME"] = str(case_home)
-    os.environ["LABELER_CORPUS"] = str(corpus)
+    fresh_app_home(home, corpus.name, corpus)
     st.cache_resource.clear()
 
     t0 = time.perf_counter()

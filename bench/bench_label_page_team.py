@@ -10,7 +10,7 @@ runs under AppTest as a sixth annotator, on the middle question of the picker; t
 of grade buttons (the whole rerun, database write included, browser excluded). The embedding cache
 `<home>/cache` is shared with bench_label_page.py: SciFact is embedded once (~6-10 min on 2 cores).
 
-    .venv/bin/python bench/bench_label_page_team.py [--home DIR (default $BENCH_HOME or /work/benchhome)]
+    .venv/bin/python bench/bench_label_page_team.py [--home DIR (default $BENCH_HOME)]
         [--clicks 20] [--entry streamlit_app.py] [--repo DIR (default: the repo this file is in)]
 
 Before/after the app-layer refactor (issue 8), from the old checkout: `--repo OLD --entry app.py`.
@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import statistics
 import sys
 import time
 from pathlib import Path
 
-from _common import DATASETS
+from _common import BENCH_HOME, DATASETS, fresh_app_home
 
 HERE = Path(__file__).resolve().parents[1]
 SCIFACT = DATASETS / "scifact"
@@ -106,15 +105,7 @@ def grade_click(at, candidate: int, grade: int) -> None:
 def time_case(home: Path, corpus: Path, team: bool, entry: Path, clicks: int) -> dict[str, float]:
     import streamlit as st
 
-    case_home = home / f"team-{corpus.name}"
-    case_home.mkdir(parents=True, exist_ok=True)
-    for leftover in case_home.glob("labeler.db*"):
-        leftover.unlink()  # a fresh golden set each time, so every run does the same work
-    cache = case_home / "cache"
-    if not cache.exists():
-        cache.symlink_to(home / "cache", target_is_directory=True)
-    os.environ["LABELER_HOME"] = str(case_home)
-    os.environ["LABELER_CORPUS"] = str(corpus)
+    case_home = fresh_app_home(home, f"team-{corpus.name}", corpus)
     st.cache_resource.clear()
 
     t0 = time.perf_counter()
@@ -137,7 +128,7 @@ def time_case(home: Path, corpus: Path, team: bool, entry: Path, clicks: int) ->
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--home", type=Path, default=Path(os.environ.get("BENCH_HOME") or "/work/benchhome"))
+    parser.add_argument("--home", type=Path, default=BENCH_HOME)
     parser.add_argument("--clicks", type=int, default=20)
     parser.add_argument("--entry", default="streamlit_app.py", help="the Streamlit entry script, relative to --repo")
     parser.add_argument("--repo", type=Path, default=HERE)
