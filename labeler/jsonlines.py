@@ -138,7 +138,16 @@ def open_lines(source: str | Path | IO, *, max_line_bytes: int = MAX_LINE_BYTES,
         raise error(f"cannot read the file: {exc.strerror or exc}", path=path,
                     hint="check the file's permissions.") from None
     with f:
-        yield str(path), binary_lines(f, max_line_bytes=max_line_bytes)
+        yield str(path), _read_or_raise(binary_lines(f, max_line_bytes=max_line_bytes), path, error)
+
+
+def _read_or_raise(lines: Iterator[Line], path: Path, error: type[InputError]) -> Iterator[Line]:
+    # A path can stat as a regular file and still fail to read (/proc/self/mem, a dying disk).
+    try:
+        yield from lines
+    except OSError as exc:
+        raise error(f"cannot read the file: {exc.strerror or exc}", path=path,
+                    hint="give a readable regular file.") from None
 
 
 # --------------------------------------------------------------------------- strict JSON

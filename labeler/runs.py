@@ -7,10 +7,11 @@ per-question entries), so `report_of(saved)` gives back exactly the report that 
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
-from labeler.errors import InputError
+from labeler.errors import ConfigError, InputError
 from labeler.evaluation import CI_RESAMPLES, EvalReport, evaluate_golden
 from labeler.golden import GoldenSet, golden_fingerprint
 from labeler.metrics import DEFAULT_CUTOFFS, Run, standard_measures
@@ -53,6 +54,9 @@ def score_run(golden: GoldenSet, run: Run, *, cutoffs: Iterable[int] = DEFAULT_C
               min_grade: int = 1, abstain_threshold: float | None = None,
               ci_resamples: int = CI_RESAMPLES) -> EvalReport:
     """Score a fixed run (e.g. a TREC run file) against the golden set."""
+    if abstain_threshold is not None and not math.isfinite(abstain_threshold):
+        raise ConfigError(f"abstention threshold {abstain_threshold} is not a finite number",
+                          hint="give a score such as 0.3, or leave it out for none.")
     return evaluate_golden(golden, run, measures_for(cutoffs, extra), min_grade=min_grade,
                            abstain_threshold=abstain_threshold, ci_resamples=ci_resamples)
 

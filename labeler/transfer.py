@@ -113,4 +113,7 @@ def export_bytes(golden: GoldenSet, fmt: str) -> bytes:
 
 def export_to(golden: GoldenSet, fmt: str, out: str | Path) -> None:
     """Write the golden set in format `fmt` to `out` (a file, or a folder for BEIR), atomically."""
+    if not str(out).strip() or Path(out).name in ("", ".", ".."):
+        raise InputError(f"{str(out)!r} names no file or folder to write", path=str(out) or None,
+                         hint="give an output path, e.g. golden.jsonl.")
     FORMATS[fmt].write(golden, out)

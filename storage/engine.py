@@ -58,7 +58,11 @@ def normalize_db_url(url: str | Path | None) -> str:
     text = str(url)
     if "://" in text or text.startswith("sqlite:"):
         return text
-    return "sqlite:///" + str(Path(text).expanduser().resolve())
+    try:
+        return "sqlite:///" + str(Path(text).expanduser().resolve())
+    except (OSError, RuntimeError) as exc:  # a symlink loop, a name too long
+        raise StorageError(f"cannot resolve the database path: {exc}", path=text,
+                           hint="give the path of a SQLite file in an existing folder.") from None
 
 
 def sqlite_path_problem(path: Path) -> tuple[str, str] | None:

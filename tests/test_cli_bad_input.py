@@ -71,3 +71,97 @@ def test_cli_a_bad_database_place_is_one_line_and_creates_nothing(tmp_path, monk
     assert len(message.splitlines()) == 1 and "Hint:" in message and "Traceback" not in result.output
     assert str(db.parent) in message or str(db) in message
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no folder, no empty database
+
+
+# Found by probing the CLI with generated inputs: each was an exit 3, a hang, a traceback or a
+# refused command that still wrote; each is now one line, exit 2, nothing written.
+
+def _report(tmp_path, change) -> str:
+    from test_cli_scoring import SEED_GOLDEN, SEED_RUN
+
+    golden, run = tmp_path / "g.jsonl", tmp_path / "r.trec"
+    golden.write_text(SEED_GOLDEN)
+    run.write_text(SEED_RUN)
+    data = json.loads(CliRunner().invoke(cli, ["score", str(golden), str(run), "--json"]).stdout)
+    change(data)
+    path = tmp_path / "b.json"
+    path.write_text(json.dumps(data).replace('"__NaN__"', "NaN"))
+    return str(path)
+
+
+REPORT_DAMAGE = {
+    "per-query-entry-a-string": lambda d: d["per_query"].update(q1="x"),
+    "per-query-entry-null": lambda d: d["per_query"].update(q1=None),
+    "ci95-a-list": lambda d: d.update(ci95=[1, 2]),
+    "abstention-a-list": lambda d: d.update(abstention=[1]),
+    "per-type-a-list": lambda d: d.update(per_type=[1]),
+    "value-beyond-float": lambda d: d["per_query"]["q1"].update({"ndcg@10": 10**400}),
+    "nan-value": lambda d: d["per_query"]["q1"].update({"ndcg@10": "__NaN__"}),
+}
+
+
+@pytest.mark.parametrize("damage", sorted(REPORT_DAMAGE))
+def test_cli_compare_a_damaged_saved_report_exits_2(tmp_path, damage):
+    (tmp_path / "a").mkdir()
+    good = _report(tmp_path / "a", lambda d: None)
+    bad = _report(tmp_path, REPORT_DAMAGE[damage])
+    result = CliRunner().invoke(cli, ["compare", good, bad, "--json"])
+    assert result.exit_code == 2, result.output
+    assert len(result.stderr.strip().splitlines()) == 1 and bad in result.stderr and "Hint:" in result.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_cli_compare_a_pipe_or_device_is_refused_not_read(tmp_path, kind):
+    import os
+
+    target = "/dev/zero" if kind == "device" else str(tmp_path / "f")
+    if kind == "fifo":
+        os.mkfifo(target)
+    result = CliRunner().invoke(cli, ["compare", target, target])
+    assert result.exit_code == 2 and "not a regular file" in result.stderr
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e309"])
+def test_cli_score_a_threshold_that_is_not_finite_exits_2(tmp_path, value):
+    from test_cli_scoring import SEED_GOLDEN, SEED_RUN
+
+    golden, run = tmp_path / "g.jsonl", tmp_path / "r.trec"
+    golden.write_text(SEED_GOLDEN)
+    run.write_text(SEED_RUN)
+    result = CliRunner().invoke(cli, ["score", str(golden), str(run), "--json", "--abstain-threshold", value])
+    assert result.exit_code == 2 and "not a finite number" in result.stderr
+
+
+def _db_with_questions(tmp_path):
+    golden = tmp_path / "good.jsonl"
+    golden.write_text(GOOD)
+    db = tmp_path / "labeler.db"
+    assert CliRunner().invoke(cli, ["import", str(golden), "--db", str(db)]).exit_code == 0
+    return golden, db
+
+
+@pytest.mark.parametrize("case", ["db-symlink-loop", "export-to-empty-path", "collection-not-utf8",
+                                  "someone-elses-database", "click-usage-error", "unreadable-regular-file"])
+def test_cli_probe_findings_are_one_line_exit_2(tmp_path, case):
+    import os
+    import sqlite3
+
+    golden, db = _db_with_questions(tmp_path)
+    foreign = tmp_path / "other.db"
+    sqlite3.connect(foreign).execute("CREATE TABLE foo (x)").connection.close()
+    loop = tmp_path / "loop"
+    os.symlink(loop, loop)
+    args = {
+        "db-symlink-loop": ["import", str(golden), "--db", str(loop)],
+        "export-to-empty-path": ["export", "", "--db", str(db)],
+        "collection-not-utf8": ["import", str(golden), "--db", str(db), "--collection", "c\udc80"],
+        "someone-elses-database": ["export", str(tmp_path / "o.jsonl"), "--db", str(foreign)],
+        "click-usage-error": ["export", "o", "--format", "xml"],
+        "unreadable-regular-file": ["score", "/proc/self/mem", str(golden)],
+    }[case]
+    before = snapshot(db), snapshot(foreign)
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Hint:" in lines[0] and "Traceback" not in result.output, result.output
+    assert (snapshot(db), snapshot(foreign)) == before

@@ -138,13 +138,20 @@ def _foreign_tables(db):
     con.close()
 
 
+def _someone_elses_tables(db):
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE foo (x)")
+    con.close()
+
+
 def _garbage(db):
     db.write_bytes(b"this is not sqlite" * 100)
 
 
 @pytest.mark.parametrize("make, message", [
     (_newer_schema, "schema version 99.*Hint: upgrade"),
-    (_foreign_tables, "no schema_version.*Hint:"),
+    (_foreign_tables, "holds tables \\(questions\\) but is not a labeler database.*Hint:"),
+    (_someone_elses_tables, "holds tables \\(foo\\) but is not a labeler database.*Hint:"),
     (_garbage, "not a database.*Hint:"),
 ])
 def test_open_store_refuses_database_it_cannot_use(tmp_path, make, message):

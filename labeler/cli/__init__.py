@@ -52,7 +52,7 @@ def error_log() -> Path:
         try:
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / ("errors.log" if folder.name == "logs" else "labeler-errors.log")
-            with open(path, "a", encoding="utf-8"):
+            with open(path, "a", encoding="utf-8", errors="backslashreplace"):
                 return path
         except OSError:
             continue
@@ -65,7 +65,7 @@ def log_bug(exc: BaseException) -> str:
     text = "".join(traceback.format_exception(exc))
     try:
         path = error_log()
-        with open(path, "a", encoding="utf-8") as f:
+        with open(path, "a", encoding="utf-8", errors="backslashreplace") as f:
             f.write(f"--- {incident} {_dt.datetime.now(_dt.timezone.utc).isoformat()} labeler {' '.join(sys.argv[1:])}\n{text}\n")
         where = f"the traceback is in {path} (incident {incident})"
     except OSError:
@@ -98,7 +98,34 @@ def handle_errors(fn):
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LabelerGroup(click.Group):
+    """Click's own usage errors (a bad option value, a missing file) as one line with a hint, the
+    way every other bad input is shown, instead of a usage block."""
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.exceptions.NoArgsIsHelpError as exc:  # bare `labeler`: the help, as asked
+            click.echo(exc.ctx.get_help())
+            sys.exit(0)
+        except click.UsageError as exc:
+            message = exc.format_message()
+            command = exc.ctx.command_path if exc.ctx is not None else (prog_name or "labeler")
+            hint = "" if "Hint:" in message else f" Hint: see `{command} --help`."
+            click.echo(f"Error: {message}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            click.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+@click.group(cls=LabelerGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="golden-set-labeler")
 def cli() -> None:
     """Golden Set Labeler: label retrieval golden sets and score retrieval against them."""

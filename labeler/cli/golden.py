@@ -16,11 +16,23 @@ MAX_SHOWN = 20  # bad lines printed; the rest are counted
 DB_HELP = "Database URL or SQLite file (default: $LABELER_HOME/labeler.db, i.e. .labeler/ in the cwd)."
 
 
+def _collection_name(ctx, param, value: str) -> str:
+    """A collection name follows the id policy (it is a key in files and URLs too)."""
+    from labeler.ids import id_problem
+
+    problem = id_problem(value, "collection name")
+    if problem:
+        raise click.BadParameter(f"{problem.encode('utf-8', 'backslashreplace').decode()}. "
+                                 "Hint: use letters, digits, '-' or '_'.")
+    return value
+
+
 @cli.command("import")
 @click.argument("golden", type=click.Path(path_type=Path))
 @click.option("--corpus", type=click.Path(path_type=Path), default=None,
               help="Corpus the doc ids must come from (JSONL, CSV, folder, BEIR folder); unknown ids are errors.")
-@click.option("--collection", default="default", show_default=True, help="Collection to import into.")
+@click.option("--collection", default="default", show_default=True, callback=_collection_name,
+              help="Collection to import into.")
 @click.option("--db", "db_url", default=None, help=DB_HELP)
 @click.option("--keep-scale", is_flag=True,
               help="Keep grades outside 0-3 (e.g. Cranfield's -1 and 1-4) instead of refusing the file.")
@@ -58,7 +70,8 @@ def import_command(golden: Path, corpus: Path | None, collection: str, db_url: s
 @click.argument("out", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "trec", "beir"]), default="jsonl", show_default=True,
               help="jsonl: golden JSONL v1 file; trec: TREC qrels file; beir: folder with queries.jsonl + qrels/test.tsv.")
-@click.option("--collection", default="default", show_default=True, help="Collection to export.")
+@click.option("--collection", default="default", show_default=True, callback=_collection_name,
+              help="Collection to export.")
 @click.option("--db", "db_url", default=None, help=DB_HELP)
 @click.option("--complete-only", is_flag=True, help="Only questions with a relevant document or marked unanswerable.")
 @handle_errors

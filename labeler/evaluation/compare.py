@@ -52,7 +52,7 @@ class Comparison:
         return {
             "queries": len(self.query_ids),
             "metrics": {m: c.to_dict() for m, c in self.metrics.items()},
-            "per_query": {q: dict(d) for q, d in self.per_query.items()},
+            "per_query": {q: {m: finite_or_none(v) for m, v in d.items()} for q, d in self.per_query.items()},
             "only_in_a": list(self.only_in_a),
             "only_in_b": list(self.only_in_b),
             "settings": dict(self.settings),
