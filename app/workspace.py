@@ -9,7 +9,7 @@ from pathlib import Path
 from labeler.corpus import Corpus
 from labeler.paths import SAMPLE_CORPUS
 from labeler.transfer import import_golden_set, read_for_import
-from storage import Store
+from storage import Collection, Store
 
 CORPUS_ENV = "LABELER_CORPUS"
 DEMO_GOLDEN = SAMPLE_CORPUS / "golden.jsonl"
@@ -27,10 +27,12 @@ def default_corpus_path() -> str:
 
 @dataclass(frozen=True)
 class ActiveCorpus:
-    """The corpus path the app should open, and a note when it is not the recorded one."""
+    """The corpus path the app should open, a note when it is not the recorded one, and the
+    collection as read (so recording the corpus needs no second read)."""
 
     path: str
     note: str = ""
+    collection: Collection | None = None
 
 
 def active_corpus(store: Store) -> ActiveCorpus:
@@ -38,12 +40,13 @@ def active_corpus(store: Store) -> ActiveCorpus:
     coll = store.get_collection()
     recorded = coll.corpus_path if coll is not None else None
     if recorded and Path(recorded).exists():
-        return ActiveCorpus(recorded)
+        return ActiveCorpus(recorded, collection=coll)
     if recorded:
         return ActiveCorpus(default_corpus_path(),
                             f"The corpus this golden set was written against, {recorded}, is gone; "
-                            "opened the default corpus instead. Hint: open the right corpus on the Corpus page.")
-    return ActiveCorpus(default_corpus_path())
+                            "opened the default corpus instead. Hint: open the right corpus on the Corpus page.",
+                            coll)
+    return ActiveCorpus(default_corpus_path(), collection=coll)
 
 
 def is_sample_corpus(path: str | Path) -> bool:
@@ -57,17 +60,17 @@ def use_corpus(store: Store, path: str | Path, corpus: Corpus) -> None:
     store.ensure_collection(corpus_path=normalize_corpus_path(path), corpus_fingerprint=corpus.fingerprint)
 
 
-def ensure_corpus_recorded(store: Store, path: str, corpus: Corpus) -> None:
+def ensure_corpus_recorded(store: Store, active: ActiveCorpus, corpus: Corpus) -> None:
     """On first start, record the opened corpus on the (new) collection; later starts read it."""
-    coll = store.get_collection()
+    coll, path = active.collection, active.path
     if coll is None or not coll.corpus_path or (coll.corpus_path == path
                                                  and coll.corpus_fingerprint != corpus.fingerprint):
         use_corpus(store, path, corpus)
 
 
-def demo_offer(store: Store, corpus_path: str) -> bool:
+def demo_offer(corpus_path: str, n_questions: int) -> bool:
     """Offer the demo golden set: the sample corpus is open and the database has no question yet."""
-    return is_sample_corpus(corpus_path) and not store.question_index()
+    return n_questions == 0 and is_sample_corpus(corpus_path)
 
 
 def load_demo_golden(store: Store, corpus: Corpus, corpus_path: str):

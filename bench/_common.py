@@ -43,6 +43,15 @@ def percentiles(samples: list[float]) -> tuple[float, float]:
     return statistics.median(s), s[min(len(s) - 1, int(round(0.95 * (len(s) - 1))))]
 
 
+def prepare_scifact_home(home: Path) -> bool:
+    """Make `home` and its shared cache folder; False (said on stdout) when SciFact is missing."""
+    if not (DATASETS / "scifact").is_dir():
+        print(f"SciFact not found at {DATASETS / 'scifact'}; this benchmark needs ../shared/datasets.")
+        return False
+    (home / "cache").mkdir(parents=True, exist_ok=True)
+    return True
+
+
 def fresh_app_home(home: Path, name: str, corpus: Path) -> Path:
     """`<home>/<name>` as LABELER_HOME with an empty database, the shared embedding cache
     (`<home>/cache`, so SciFact is embedded once ever) and `corpus` as the corpus to open."""

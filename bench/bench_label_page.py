@@ -16,7 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import BENCH_HOME, DATASETS, REPO, fresh_app_home
+from _common import BENCH_HOME, DATASETS, REPO, fresh_app_home, prepare_scifact_home
 
 SCIFACT = DATASETS / "scifact"
 CASES = [
@@ -61,11 +61,8 @@ def main() -> int:
     parser.add_argument("--home", type=Path, default=BENCH_HOME)
     parser.add_argument("--clicks", type=int, default=20)
     args = parser.parse_args()
-    if not SCIFACT.is_dir():
-        print(f"SciFact not found at {SCIFACT}; this benchmark needs ../shared/datasets.")
+    if not prepare_scifact_home(args.home):
         return 2
-    args.home.mkdir(parents=True, exist_ok=True)
-    (args.home / "cache").mkdir(exist_ok=True)
     sys.path.insert(0, str(REPO))
 
     results = {}

@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import BENCH_HOME, DATASETS, fresh_app_home
+from _common import BENCH_HOME, DATASETS, fresh_app_home, prepare_scifact_home
 
 HERE = Path(__file__).resolve().parents[1]
 SCIFACT = DATASETS / "scifact"
@@ -133,11 +133,8 @@ def main() -> int:
     parser.add_argument("--entry", default="streamlit_app.py", help="the Streamlit entry script, relative to --repo")
     parser.add_argument("--repo", type=Path, default=HERE)
     args = parser.parse_args()
-    if not SCIFACT.is_dir():
-        print(f"SciFact not found at {SCIFACT}; this benchmark needs ../shared/datasets.")
+    if not prepare_scifact_home(args.home):
         return 2
-    args.home.mkdir(parents=True, exist_ok=True)
-    (args.home / "cache").mkdir(exist_ok=True)
     repo = args.repo.resolve()
     sys.path.insert(0, str(repo))
 

@@ -154,24 +154,25 @@ class SearchParams:
 class RunConfig:
     """Model, chunking, index, filters, fusion, reranker, depth and abstention threshold."""
 
-    model: str = DEFAULT_MODEL
-    template: str = DEFAULT_TEMPLATE
-    chunking: str = "document"
-    chunk_size: int = 200
-    chunk_overlap: int = 50
-    chunk_unit: str = "words"
-    index: str = "flat"
-    hnsw_m: int = 32
-    ef_construction: int = 200
-    ef_search: int = 128
-    nlist: int = 64
-    nprobe: int = 8
+    # Flat fields (the stored, hashed shape of a run config); each default is its half's own.
+    model: str = BuildConfig.model
+    template: str = BuildConfig.template
+    chunking: str = BuildConfig.chunking
+    chunk_size: int = BuildConfig.chunk_size
+    chunk_overlap: int = BuildConfig.chunk_overlap
+    chunk_unit: str = BuildConfig.chunk_unit
+    index: str = BuildConfig.index
+    hnsw_m: int = BuildConfig.hnsw_m
+    ef_construction: int = BuildConfig.ef_construction
+    ef_search: int = SearchParams.ef_search
+    nlist: int = BuildConfig.nlist
+    nprobe: int = SearchParams.nprobe
     filters: tuple[tuple[str, str], ...] = ()
-    retriever: str = "dense"
-    rrf_k: int = 60
-    reranker: str | None = None
-    rerank_top: int = 50
-    k: int = 100
+    retriever: str = SearchParams.mode
+    rrf_k: int = SearchParams.rrf_k
+    reranker: str | None = SearchParams.reranker
+    rerank_top: int = SearchParams.rerank_top
+    k: int = SearchParams.k
     abstain_threshold: float | None = None
 
     def __post_init__(self) -> None:
@@ -181,16 +182,12 @@ class RunConfig:
 
     def build(self) -> BuildConfig:
         """The build-time half: what a Retriever is opened (and cached) on."""
-        return BuildConfig(model=self.model, template=self.template, chunking=self.chunking,
-                           chunk_size=self.chunk_size, chunk_overlap=self.chunk_overlap, chunk_unit=self.chunk_unit,
-                           index=self.index, hnsw_m=self.hnsw_m, ef_construction=self.ef_construction,
-                           nlist=self.nlist)
+        return BuildConfig(**{f.name: getattr(self, f.name) for f in fields(BuildConfig)})
 
     def search_params(self) -> SearchParams:
         """The per-search half: depth, mode, filters, fusion, reranker, efSearch/nprobe."""
-        return SearchParams(k=self.k, mode=self.retriever, filters=self.filters, rrf_k=self.rrf_k,
-                            reranker=self.reranker, rerank_top=self.rerank_top, ef_search=self.ef_search,
-                            nprobe=self.nprobe)
+        return SearchParams(**{f.name: getattr(self, "retriever" if f.name == "mode" else f.name)
+                               for f in fields(SearchParams)})
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able dict (filters as a list of [key, value])."""

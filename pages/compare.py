@@ -7,12 +7,13 @@ import streamlit as st
 
 from app import compare as cmp
 from app import evaluate as ev
-from pages._common import guard, store
+from pages._common import guard
+from pages._loaders import saved_runs, store
 from storage import default_db_url
 
 st.title("Compare runs", anchor=False)
 s = store()
-saved = guard(s.list_runs)
+saved = saved_runs(s)
 if len(saved) < 2:
     st.info("Compare needs two saved runs: run two configs on the Evaluate page.")
     st.stop()

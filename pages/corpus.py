@@ -10,7 +10,8 @@ from app import corpus as cp
 from app import workspace as ws
 from labeler.paths import SAMPLE_CORPUS
 from labeler.text import inert
-from pages._common import corpus, guard, retriever, workspace
+from pages._common import guard
+from pages._loaders import corpus, retriever, workspace
 
 st.title("Corpus", anchor=False)
 s, path, corp, ret = workspace()
@@ -27,11 +28,13 @@ if env_corpus and ws.normalize_corpus_path(env_corpus) != path:
     st.info(f"`{ws.CORPUS_ENV}` names {env_corpus}, but this database's golden set is written against the corpus "
             "above, so that one stays open. Hint: open the other one below to switch.")
 
-if guard(ws.demo_offer, s, path):
+n_questions = len(guard(s.question_index))
+if ws.demo_offer(path, n_questions):
     st.info("The sample corpus has a 62-question demo golden set.")
     if st.button("Load the demo golden set", key="corpus-load-demo"):
         summary = guard(ws.load_demo_golden, s, corp, path)
         st.success(f"Loaded {summary.n_questions} questions with {summary.n_judgments} judgments.")
+        n_questions = summary.n_questions  # the database was empty: these are all of them
 
 st.subheader("Documents", anchor=False)
 query = st.text_input("Search by keyword or document id", key="browse_query", placeholder="e.g. expenses")
@@ -48,7 +51,6 @@ if rows:
             st.text(doc.text)
 
 st.subheader("Open another corpus", anchor=False)
-n_questions = len(guard(s.question_index))
 if n_questions:
     st.caption(f"The golden set has {n_questions} questions written against the open corpus; their document ids "
                "must exist in the new one for their labels to count.")

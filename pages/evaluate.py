@@ -6,7 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from app import evaluate as ev
-from pages._common import Keys, guard, retriever, workspace
+from pages._common import Keys, guard
+from pages._loaders import retriever, saved_runs, workspace
 from pages._config_form import config_form
 
 st.title("Evaluate", anchor=False)
@@ -30,7 +31,7 @@ if submitted:
     st.session_state[Keys.EVAL_RUN] = record.run_id
     st.success(f"Run #{record.run_id} saved (config {record.config_hash}).")
 
-saved = guard(s.list_runs)
+saved = saved_runs(s)
 if not saved:
     st.info("No runs yet. Choose a config above and press **Run evaluation**: every run is saved with its config.")
     st.stop()

@@ -6,7 +6,8 @@ import streamlit as st
 
 from app import golden_set as gs
 from labeler.errors import GoldenFormatError
-from pages._common import Keys, act, guard, show_flash, workspace
+from pages._common import Keys, act, guard, show_flash
+from pages._loaders import workspace
 from pages._health import health_section
 from storage import default_db_url
 

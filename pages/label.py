@@ -11,7 +11,8 @@ from app import label as lb
 from app import workspace as ws
 from labeler.text import inert
 from pages._cards import candidate_card, demo_offer_box, keyboard_bar, question_picker
-from pages._common import Keys, act, annotator, flash, guard, keyword_hits, pooled, show_flash, workspace
+from pages._common import Keys, act, annotator, flash, guard, show_flash
+from pages._loaders import keyword_hits, pooled, workspace
 
 st.title("Label", anchor=False)
 s, path, corp, ret = workspace()
@@ -25,15 +26,15 @@ def _load_demo() -> None:
         st.session_state[Keys.QUESTION] = s.question_index()[0].query_id
 
 
-if guard(ws.demo_offer, s, path):
+index = guard(s.question_index)  # read once per rerun: the demo offer, picker and progress share it
+ids = [x.query_id for x in index]
+if ws.demo_offer(path, len(index)):
     demo_offer_box(_load_demo)
 
 who = annotator()
 if not who:
     st.info("Type your name under **Annotator** in the sidebar to start labelling: every grade is saved under it.")
     st.stop()
-index = guard(s.question_index)
-ids = [x.query_id for x in index]
 
 
 def _add_question() -> None:

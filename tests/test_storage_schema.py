@@ -85,12 +85,16 @@ INSERT INTO runs VALUES (1, 1, '{"model": "m"}', 'abc123', 'sha256:g', 'sha256:o
 """
 
 
-def test_open_store_adopts_v1_database_with_data_intact(tmp_path):
-    db = tmp_path / "old.db"
-    con = sqlite3.connect(db)
-    con.executescript(V1_SQL)
+def _old_database(path, sql: str):
+    """A database file made by an earlier version's SQL, and a snapshot of its rows."""
+    con = sqlite3.connect(path)
+    con.executescript(sql)
     con.close()
-    before = snapshot(db)
+    return path, snapshot(path)
+
+
+def test_open_store_adopts_v1_database_with_data_intact(tmp_path):
+    db, before = _old_database(tmp_path / "old.db", V1_SQL)
 
     with open_store(db) as s:
         assert s.schema_version() == 5
@@ -326,11 +330,7 @@ V3_EXPORT = (
 
 
 def test_open_store_adopts_v3_database_with_data_intact(tmp_path):
-    db = tmp_path / "v3.db"
-    con = sqlite3.connect(db)
-    con.executescript(V3_SQL)
-    con.close()
-    before = snapshot(db)
+    db, before = _old_database(tmp_path / "v3.db", V3_SQL)
 
     with open_store(db) as s:
         assert s.schema_version() == 5

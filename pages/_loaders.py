@@ -1,0 +1,108 @@
+"""The data pages start from, loaded once per process and shared by every session.
+
+`st.cache_resource` objects are never mutated: the Store is thread-safe, Corpus and Candidate
+are frozen, a Retriever is only read after it is built. The retriever is keyed on the corpus and
+the config's build part only (model, chunking, index): k, filters, fusion, reranker and the
+abstention threshold are per search. Lists that change with the database (saved runs) are
+cached on `Store.revision()`, which every write bumps, so a rerun that changed nothing reads
+one counter.
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from app import workspace as ws
+from app.label import search_results
+from labeler.config import RunConfig
+from pages._common import guard
+from storage import default_db_url, open_store
+
+LABEL_CONFIG = RunConfig()  # the Label page pools candidates with the default dense + BM25 setup
+
+
+@st.cache_resource(show_spinner=False)
+def _store(url: str):
+    return open_store(url)
+
+
+def store():
+    """The app's database (one Store per URL, shared by all sessions)."""
+    return guard(_store, default_db_url())
+
+
+@st.cache_resource(show_spinner="Loading the corpus…", max_entries=4)
+def _corpus(path: str):
+    from labeler.corpus import load_corpus
+
+    return load_corpus(path)
+
+
+def corpus(path: str):
+    """The corpus at `path`, loaded once per process."""
+    return guard(_corpus, path)
+
+
+@st.cache_resource(show_spinner="Building or loading the index (the first start embeds every document)…",
+                   max_entries=4)
+def _retriever(path: str, build_json: str):
+    from labeler.config import BuildConfig
+    from labeler.retrieval import open_retriever
+
+    # The bar is created inside the cached function: Streamlit replays a cached function's
+    # elements on every hit, and can only replay blocks the function made itself.
+    bar = st.progress(0.0, text="Opening the corpus…")
+
+    def progress(done: int, total: int, stage: str) -> None:
+        bar.progress(min(done / total, 1.0) if total else 1.0, text=f"{stage}: {done:,} / {total:,}")
+
+    built = open_retriever(_corpus(path), BuildConfig.from_json(build_json), progress=progress)
+    bar.empty()
+    return built
+
+
+def retriever(path: str, config: RunConfig = LABEL_CONFIG):
+    """The Retriever for the corpus and the config's build part: built once per process."""
+    return guard(_retriever, path, config.build().to_json())
+
+
+@st.cache_resource(show_spinner=False, max_entries=1024)
+def _pooled(path: str, build_json: str, question: str):
+    from labeler.candidates import pool_candidates
+
+    return tuple(pool_candidates(_retriever(path, build_json), question))
+
+
+def pooled(path: str, question: str, config: RunConfig = LABEL_CONFIG):
+    """Dense + BM25 candidates for a question, cached: a grade click never searches again."""
+    return guard(_pooled, path, config.build().to_json(), question)
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def _search(path: str, query: str, question: str):
+    return tuple(search_results(_corpus(path), query, question))
+
+
+def keyword_hits(path: str, query: str, question: str):
+    """Keyword/id search results, cached per (corpus, query, question)."""
+    return guard(_search, path, query, question)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _saved_runs(url: str, revision: int):
+    return _store(url).list_runs()
+
+
+def saved_runs(s) -> list:
+    """The collection's saved runs, newest first; read again only after a write."""
+    return guard(_saved_runs, default_db_url(), guard(s.revision))
+
+
+def workspace(*, with_retriever: bool = True):
+    """(store, corpus path, corpus, retriever or None): what most pages start from."""
+    s = store()
+    active = guard(ws.active_corpus, s)
+    if active.note:
+        st.warning(active.note)
+    corp = corpus(active.path)
+    guard(ws.ensure_corpus_recorded, s, active, corp)
+    return s, active.path, corp, (retriever(active.path) if with_retriever else None)
