@@ -47,14 +47,15 @@ def bump_revision(conn: Connection, cid: int) -> None:
     conn.execute(c.update().where(c.c.id == cid).values(revision=c.c.revision + 1))
 
 
-def record_corpus(conn: Connection, cid: int, corpus_path: str | None, corpus_fingerprint: str | None) -> bool:
+def record_corpus(conn: Connection, cid: int, corpus_path: str | None, corpus_fingerprint: str | None,
+                  *, by: str = "") -> bool:
     """Record the given (non-None) corpus path/fingerprint on the collection; True if one changed."""
     c = S.collections
     row = conn.execute(sa.select(c.c.corpus_path, c.c.corpus_fingerprint).where(c.c.id == cid)).one()
     values = {k: v for k, v in (("corpus_path", corpus_path), ("corpus_fingerprint", corpus_fingerprint))
               if v is not None and getattr(row, k) != v}
     if values:
-        conn.execute(c.update().where(c.c.id == cid).values(**values))
+        conn.execute(c.update().where(c.c.id == cid).values(**values, corpus_set_by=by, corpus_set_at=utc_now()))
     return bool(values)
 
 

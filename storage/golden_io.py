@@ -21,8 +21,9 @@ from labeler.golden import GoldenQuery, GoldenSet
 from labeler.status import status_of
 from storage import schema as S
 from storage.collection import bump_revision, collection_id, collection_row, record_corpus
-from storage.questions import check_id, check_stored_grade, chunks, judgment_rows, question_query, to_question, \
-    write_judgments
+from storage.questions import (
+    check_id, check_stored_grade, chunks, judgment_rows, keep_history, question_query, to_question, write_judgments,
+)
 from storage.records import IMPORT_ANNOTATOR, ImportSummary
 from storage.schema import utc_now
 
@@ -95,8 +96,15 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
             conn.execute(q.update().where(q.c.id == sa.bindparam("qid")),
                          [dict(qid=existing[g.query_id], **row_values(g)) for g in old])
             old_ids = [existing[g.query_id] for g in old]
-            conn.execute(S.judgments.delete().where(S.judgments.c.annotator == IMPORT_ANNOTATOR,
-                                                    S.judgments.c.question_id.in_(old_ids)))
+            # The file's grades replace the earlier imported ones; those it changes or drops are kept in the history.
+            j = S.judgments
+            incoming = {(existing[g.query_id], d): grade for g in old for d, grade in g.relevance.items()}
+            replaced = conn.execute(sa.select(j.c.question_id, j.c.doc_id, j.c.annotator, j.c.grade)
+                                    .where(j.c.annotator == IMPORT_ANNOTATOR, j.c.question_id.in_(old_ids)))
+            keep_history(conn, [dict(question_id=r.question_id, doc_id=r.doc_id, annotator=r.annotator)
+                                for r in replaced if incoming.get((r.question_id, r.doc_id)) != r.grade],
+                         change="import")
+            conn.execute(j.delete().where(j.c.annotator == IMPORT_ANNOTATOR, j.c.question_id.in_(old_ids)))
             _check_unanswerable_against_people(conn, [g for g in old if g.unanswerable], existing)
         rows = [dict(question_id=existing[g.query_id], doc_id=doc_id, grade=grade, annotator=IMPORT_ANNOTATOR,
                      note="", created_at=now, updated_at=now)

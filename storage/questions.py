@@ -27,7 +27,7 @@ from labeler.ids import ID_HINT, id_problem
 from labeler.status import status_of
 from storage import schema as S
 from storage.collection import bump_revision, collection_id, collection_row
-from storage.records import IMPORT_ANNOTATOR, Judgment, Question, QuestionStatus
+from storage.records import IMPORT_ANNOTATOR, GradeEvent, Judgment, Question, QuestionStatus
 from storage.schema import utc_now
 
 CHUNK = 500  # rows per executemany / IN (...) list
@@ -132,16 +132,43 @@ def judgment_rows(conn: Connection, cid: int, query_id: str | None = None,
     return [to_judgment(r) for r in conn.execute(stmt)]
 
 
-def write_judgments(conn: Connection, rows: list[dict[str, Any]]) -> None:
+def write_judgments(conn: Connection, rows: list[dict[str, Any]], *, by: str = "") -> None:
     """THE place a judgment is written: insert, or update grade/note/updated_at of the existing row.
 
-    Each row: question_id, doc_id, grade, annotator, note, created_at, updated_at.
+    Each row: question_id, doc_id, grade, annotator, note, created_at, updated_at. A grade or note
+    that an existing row changes is kept in the history first, as replaced by `by` (default: the
+    row's annotator).
     """
     if not rows:
         return
     stmt = _upsert_judgment(conn.dialect.name)
     for chunk in chunks(rows):
+        keep_history(conn, chunk, change="regraded", by=by)
         conn.execute(stmt, chunk)
+
+
+def keep_history(conn: Connection, rows: list[dict[str, Any]], *, change: str, by: str = "") -> None:
+    """Copy the stored judgments these rows replace (or, for a clear, remove) into the history.
+
+    `rows` name question_id, doc_id, annotator and, unless clearing, the new grade and note; a row
+    that changes neither keeps no history.
+    """
+    if not rows:
+        return
+    j, h = S.judgments, S.judgment_history
+    keys = {(r["question_id"], r["doc_id"], r["annotator"]): r for r in rows}
+    found = conn.execute(sa.select(j).where(sa.tuple_(j.c.question_id, j.c.doc_id, j.c.annotator).in_(list(keys))))
+    now = utc_now()
+    old = []
+    for row in found:
+        new = keys[(row.question_id, row.doc_id, row.annotator)]
+        if change == "regraded" and new.get("grade") == row.grade and (new.get("note") or "") == row.note:
+            continue
+        old.append(dict(question_id=row.question_id, doc_id=row.doc_id, annotator=row.annotator, grade=row.grade,
+                        note=row.note, given_at=row.updated_at, replaced_at=now,
+                        replaced_by=by or row.annotator, change=change))
+    if old:
+        conn.execute(h.insert(), old)
 
 
 @functools.lru_cache(maxsize=4)
@@ -188,7 +215,8 @@ def add_question(conn: Connection, text: str, *, collection: str, query_id: str 
         corpus_fingerprint = collection_row(conn, collection).corpus_fingerprint
     conn.execute(S.questions.insert().values(
         collection_id=cid, query_id=query_id, text=text, query_type=query_type or "",
-        unanswerable=bool(unanswerable), notes=notes or "", author=author or "", created_at=now,
+        unanswerable=bool(unanswerable), notes=notes or "", author=author or "", updated_by=author or "",
+        created_at=now,
         updated_at=now, extra=dict(extra or {}), credited_annotators=[], corpus_fingerprint=corpus_fingerprint))
     bump_revision(conn, cid)
     return to_question(question_row(conn, collection, query_id))
@@ -214,7 +242,8 @@ def delete_question(conn: Connection, query_id: str, *, collection: str) -> bool
     return True
 
 
-def set_unanswerable(conn: Connection, query_id: str, unanswerable: bool, *, collection: str) -> Question:
+def set_unanswerable(conn: Connection, query_id: str, unanswerable: bool, *, collection: str,
+                     by: str = "") -> Question:
     """Mark (or unmark) a question unanswerable; refused while any document is graded >= 1."""
     row = question_row(conn, collection, query_id)
     if unanswerable:
@@ -228,7 +257,7 @@ def set_unanswerable(conn: Connection, query_id: str, unanswerable: bool, *, col
             raise InputError(f"question {query_id!r} has documents graded relevant: {shown}{more}",
                              hint="set those grades to 0 or clear them first; an unanswerable question "
                                   "has no relevant document.")
-    _touch(conn, row, unanswerable=bool(unanswerable))
+    _touch(conn, row, unanswerable=bool(unanswerable), updated_by=by)
     return to_question(question_row(conn, collection, query_id))
 
 
@@ -259,11 +288,23 @@ def clear_judgment(conn: Connection, query_id: str, doc_id: str, *, annotator: s
     """Remove `annotator`'s grade for the document; False if there was none."""
     row = question_row(conn, collection, query_id)
     j = S.judgments
+    keep_history(conn, [dict(question_id=row.id, doc_id=doc_id, annotator=annotator)], change="cleared")
     done = conn.execute(j.delete().where(j.c.question_id == row.id, j.c.doc_id == doc_id,
                                          j.c.annotator == annotator)).rowcount > 0
     if done:
         _touch(conn, row)
     return done
+
+
+def grade_history(conn: Connection, query_id: str, *, collection: str) -> list[GradeEvent]:
+    """Every grade given on a question, current and replaced, oldest first."""
+    row = question_row(conn, collection, query_id)
+    j, h = S.judgments, S.judgment_history
+    events = [GradeEvent(r.doc_id, r.annotator, r.grade, r.note, r.given_at, r.replaced_at, r.replaced_by, r.change)
+              for r in conn.execute(sa.select(h).where(h.c.question_id == row.id))]
+    events += [GradeEvent(r.doc_id, r.annotator, r.grade, r.note, r.updated_at)
+               for r in conn.execute(sa.select(j).where(j.c.question_id == row.id))]
+    return sorted(events, key=lambda e: (e.doc_id, e.given_at, e.replaced_at or "~"))
 
 
 # --------------------------------------------------------------------------- one question's status

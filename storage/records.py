@@ -54,6 +54,20 @@ class Judgment:
 
 
 @dataclass(frozen=True)
+class GradeEvent:
+    """A grade as given: the current one (`replaced_at` None) or one a later write replaced or cleared."""
+
+    doc_id: str
+    annotator: str
+    grade: int
+    note: str
+    given_at: str
+    replaced_at: str | None = None
+    replaced_by: str = ""
+    change: str = ""  # "regraded", "cleared" or "import": what replaced it
+
+
+@dataclass(frozen=True)
 class QuestionStatus:
     """A question with every judgment on it, its consensus grades and labelling status."""
 
@@ -120,6 +134,7 @@ class RunSummary:
     golden_hash: str
     corpus_fingerprint: str | None
     summary: Mapping[str, Any]
+    created_by: str = ""  # who ran it (team mode: the signed-in user)
 
 
 @dataclass(frozen=True)

@@ -62,6 +62,9 @@ collections = sa.Table(
     sa.Column("created_at", sa.Text, nullable=False),
     # v4: bumped by every write to the collection's questions, judgments or runs (a cache key)
     sa.Column("revision", sa.Integer, nullable=False, server_default="0"),
+    # v6: who recorded the corpus, and when
+    sa.Column("corpus_set_by", sa.Text, nullable=False, server_default=""),
+    sa.Column("corpus_set_at", sa.Text),
 )
 
 questions = sa.Table(
@@ -80,6 +83,7 @@ questions = sa.Table(
     # v3: who an imported golden file credits, and the corpus the question was written against
     sa.Column("credited_annotators", JSONText, nullable=False, server_default="[]"),
     sa.Column("corpus_fingerprint", sa.Text),
+    sa.Column("updated_by", sa.Text, nullable=False, server_default=""),  # v6
     sa.UniqueConstraint("collection_id", "query_id", name="uq_questions_collection_query"),
 )
 
@@ -110,7 +114,66 @@ runs = sa.Table(
     sa.Column("per_query", JSONText, nullable=False),
     sa.Column("created_at", sa.Text, nullable=False),
     sa.Column("name", sa.Text, nullable=False, server_default=""),  # v2
+    sa.Column("created_by", sa.Text, nullable=False, server_default=""),  # v6
     sa.Index("ix_runs_collection_created", "collection_id", "created_at"),
+)
+
+# v6: grades that were replaced or cleared, so that nothing is overwritten without a trace. The
+# current grade lives in `judgments`; a question's history is these rows plus that one.
+judgment_history = sa.Table(
+    "judgment_history", SCHEMA,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("doc_id", sa.Text, nullable=False),
+    sa.Column("annotator", sa.Text, nullable=False),
+    sa.Column("grade", sa.Integer, nullable=False),
+    sa.Column("note", sa.Text, nullable=False, server_default=""),
+    sa.Column("given_at", sa.Text, nullable=False),  # when this (old) grade was given
+    sa.Column("replaced_at", sa.Text, nullable=False),
+    sa.Column("replaced_by", sa.Text, nullable=False),
+    sa.Column("change", sa.Text, nullable=False),  # "regraded", "cleared", "import"
+    sa.Index("ix_judgment_history_question", "question_id", "doc_id"),
+)
+
+# v6: team mode. Roles are stored here and enforced by the app layer (app.access).
+users = sa.Table(
+    "users", SCHEMA,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("email", sa.Text, nullable=False, unique=True),  # normalized: trimmed, lower case
+    sa.Column("name", sa.Text, nullable=False, server_default=""),
+    sa.Column("role", sa.Text, nullable=False),
+    sa.Column("password_hash", sa.Text),  # argon2; NULL: signs in through OIDC or an invite
+    sa.Column("invite_hash", sa.Text),  # sha256 of a one-time invite token
+    sa.Column("invite_expires_at", sa.Text),
+    sa.Column("disabled", sa.Boolean, nullable=False, server_default=sa.false()),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("created_by", sa.Text, nullable=False, server_default=""),
+    sa.Column("updated_at", sa.Text, nullable=False),
+    sa.Column("updated_by", sa.Text, nullable=False, server_default=""),
+)
+
+sessions = sa.Table(
+    "sessions", SCHEMA,
+    sa.Column("token_hash", sa.Text, primary_key=True),  # sha256 of the token; the token is never stored
+    sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("expires_at", sa.Text, nullable=False),
+)
+
+login_failures = sa.Table(
+    "login_failures", SCHEMA,
+    sa.Column("email", sa.Text, primary_key=True),  # any address tried, known or not
+    sa.Column("failures", sa.Integer, nullable=False),
+    sa.Column("first_at", sa.Text, nullable=False),
+    sa.Column("locked_until", sa.Text),
+)
+
+team_settings = sa.Table(
+    "team_settings", SCHEMA,
+    sa.Column("key", sa.Text, primary_key=True),
+    sa.Column("value", JSONText, nullable=False),
+    sa.Column("updated_at", sa.Text, nullable=False),
+    sa.Column("updated_by", sa.Text, nullable=False, server_default=""),
 )
 
 
@@ -196,6 +259,23 @@ def _v5_judgments_covering_index(conn: Connection) -> None:
     conn.execute(sa.text("CREATE INDEX ix_judgments_question_doc_grade ON judgments (question_id, doc_id, grade)"))
 
 
+def _v6_accounts_and_history(conn: Connection) -> None:
+    # Team mode: users, sessions, sign-in throttling and settings; who wrote what; the grades a
+    # regrade replaced. The new tables are copied from SCHEMA: the next change to any of them must
+    # first freeze this migration's copy (as v1 does), or it would leak in here.
+    for column in ("ALTER TABLE collections ADD COLUMN corpus_set_by TEXT NOT NULL DEFAULT ''",
+                   "ALTER TABLE collections ADD COLUMN corpus_set_at TEXT",
+                   "ALTER TABLE questions ADD COLUMN updated_by TEXT NOT NULL DEFAULT ''",
+                   "ALTER TABLE runs ADD COLUMN created_by TEXT NOT NULL DEFAULT ''"):
+        conn.execute(sa.text(column))
+    v6 = sa.MetaData()
+    sa.Table("questions", v6, sa.Column("id", sa.Integer, primary_key=True))
+    for table in (judgment_history, users, sessions, login_failures, team_settings):
+        table.to_metadata(v6)
+    v6.create_all(conn, tables=[v6.tables[t] for t in ("judgment_history", "users", "sessions", "login_failures",
+                                                        "team_settings")])
+
+
 @dataclass(frozen=True)
 class Migration:
     """One numbered, named schema change."""
@@ -212,6 +292,8 @@ MIGRATIONS: tuple[Migration, ...] = (
               _v3_question_provenance),
     Migration(4, "collections.revision", _v4_collection_revision),
     Migration(5, "judgments by (question, document, grade)", _v5_judgments_covering_index),
+    Migration(6, "users, sessions, sign-in throttling, team settings, judgment history, who wrote what",
+              _v6_accounts_and_history),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -30,7 +30,7 @@ from storage import golden_io, question_index, questions, runs
 from storage import schema as S
 from storage.engine import Database, default_db_url, normalize_db_url
 from storage.records import (
-    DEFAULT_COLLECTION, IMPORT_ANNOTATOR, Collection, ImportSummary, Judgment, Question, QuestionStatus,
+    DEFAULT_COLLECTION, IMPORT_ANNOTATOR, Collection, GradeEvent, ImportSummary, Judgment, Question, QuestionStatus,
     QuestionSummary, RunRecord, RunSummary,
 )
 
@@ -82,11 +82,11 @@ class Store:
     # ---- collections
 
     def ensure_collection(self, collection: str = DEFAULT_COLLECTION, *, corpus_path: str | None = None,
-                          corpus_fingerprint: str | None = None) -> Collection:
-        """The collection, created if missing; a given corpus path/fingerprint is recorded on it."""
+                          corpus_fingerprint: str | None = None, by: str = "") -> Collection:
+        """The collection, created if missing; a given corpus path/fingerprint is recorded on it (by `by`)."""
         with self._db.write() as conn:
             cid = C.collection_id(conn, collection, create=True)
-            if C.record_corpus(conn, cid, corpus_path, corpus_fingerprint):
+            if C.record_corpus(conn, cid, corpus_path, corpus_fingerprint, by=by):
                 C.bump_revision(conn, cid)  # the export's fallback fingerprint changed
             return C.to_collection(C.collection_row(conn, collection))
 
@@ -124,10 +124,12 @@ class Store:
 
     def edit_question(self, query_id: str, *, collection: str = DEFAULT_COLLECTION, text: str | None = None,
                       query_type: str | None = None, notes: str | None = None,
-                      extra: Mapping[str, Any] | None = None) -> Question:
-        """Change the given fields of a question (None leaves a field as it is)."""
+                      extra: Mapping[str, Any] | None = None, by: str = "") -> Question:
+        """Change the given fields of a question (None leaves a field as it is); `by` is who."""
         values = {k: v for k, v in (("text", text), ("query_type", query_type), ("notes", notes),
                                     ("extra", None if extra is None else dict(extra))) if v is not None}
+        if values:
+            values["updated_by"] = by
         with self._db.write() as conn:
             return questions.edit_question(conn, query_id, collection=collection, values=values)
 
@@ -143,10 +145,10 @@ class Store:
             return questions.to_question(row) if row is not None else None
 
     def set_unanswerable(self, query_id: str, unanswerable: bool = True, *,
-                         collection: str = DEFAULT_COLLECTION) -> Question:
+                         collection: str = DEFAULT_COLLECTION, by: str = "") -> Question:
         """Mark (or unmark) a question unanswerable; refused while any document is graded >= 1."""
         with self._db.write() as conn:
-            return questions.set_unanswerable(conn, query_id, unanswerable, collection=collection)
+            return questions.set_unanswerable(conn, query_id, unanswerable, collection=collection, by=by)
 
     # ---- judgments
 
@@ -168,6 +170,11 @@ class Store:
         """Judgments of a collection, optionally of one question and/or one annotator."""
         with self._db.read() as conn:
             return questions.judgment_rows(conn, C.collection_id(conn, collection), query_id, annotator)
+
+    def grade_history(self, query_id: str, *, collection: str = DEFAULT_COLLECTION) -> list[GradeEvent]:
+        """Every grade given on the question, current and replaced, by document then time."""
+        with self._db.read() as conn:
+            return questions.grade_history(conn, query_id, collection=collection)
 
     # ---- listing, status, consensus, agreement, health
 
@@ -231,12 +238,12 @@ class Store:
 
     def save_run(self, config: Any, *, summary: Mapping[str, Any], per_query: Mapping[str, Any],
                  golden_hash: str, corpus_fingerprint: str | None = None, config_hash: str | None = None,
-                 name: str = "", collection: str = DEFAULT_COLLECTION) -> RunRecord:
+                 name: str = "", collection: str = DEFAULT_COLLECTION, by: str = "") -> RunRecord:
         """Store an evaluation run; `config` is a RunConfig (or any JSON-able mapping)."""
         with self._db.write() as conn:
             run_id = runs.save_run(conn, config, summary=summary, per_query=per_query, golden_hash=golden_hash,
                                    corpus_fingerprint=corpus_fingerprint, config_hash=config_hash, name=name,
-                                   collection=collection)
+                                   collection=collection, by=by)
         return self.load_run(run_id)
 
     def list_runs(self, *, collection: str = DEFAULT_COLLECTION, limit: int | None = None) -> list[RunSummary]:

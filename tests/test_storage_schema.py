@@ -48,7 +48,7 @@ def test_schema_migrations_build_exactly_the_schema_constant(store):
     for name, table in S.SCHEMA.tables.items():
         assert {c["name"] for c in inspector.get_columns(name)} == {c.name for c in table.columns}, name
         assert {i["name"] for i in inspector.get_indexes(name)} >= {i.name for i in table.indexes}, name
-    assert store.schema_version() == S.LATEST_VERSION == 5
+    assert store.schema_version() == S.LATEST_VERSION == 6
 
 
 V1_SQL = """
@@ -97,7 +97,7 @@ def test_open_store_adopts_v1_database_with_data_intact(tmp_path):
     db, before = _old_database(tmp_path / "old.db", V1_SQL)
 
     with open_store(db) as s:
-        assert s.schema_version() == 5
+        assert s.schema_version() == S.LATEST_VERSION
         statuses = s.list_questions(collection="handbook")
         assert [x.question.query_id for x in statuses] == ["q-0001", "q-0002"]
         q1 = statuses[0]
@@ -114,7 +114,7 @@ def test_open_store_adopts_v1_database_with_data_intact(tmp_path):
         assert golden.get("q-0001").corpus_fingerprint == "sha256:old"
 
     after = snapshot(db)
-    assert [r[0] for r in after["schema_version"]] == [1, 2, 3, 4, 5]
+    assert [r[0] for r in after["schema_version"]] == [1, 2, 3, 4, 5, 6]
     # Every old row is still there, its old columns unchanged (new columns appended at the end).
     for table in ("collections", "runs"):
         assert [row[:len(before[table][0])] for row in after[table]] == before[table]
@@ -333,7 +333,7 @@ def test_open_store_adopts_v3_database_with_data_intact(tmp_path):
     db, before = _old_database(tmp_path / "v3.db", V3_SQL)
 
     with open_store(db) as s:
-        assert s.schema_version() == 5
+        assert s.schema_version() == S.LATEST_VERSION
         assert serialize_golden_jsonl(s.export_golden(collection="handbook")) == V3_EXPORT
         assert [(x.query_id, x.status, x.n_judged, x.annotators) for x in s.question_index(collection="handbook", with_annotators=True)] == [
             ("q-0001", "done", 2, ("asha",)), ("q-0002", "unanswerable", 1, ("ben",))]
@@ -344,11 +344,12 @@ def test_open_store_adopts_v3_database_with_data_intact(tmp_path):
         assert s.revision(collection="handbook") == 2
 
     after = snapshot(db)
-    assert [r[0] for r in after["schema_version"]] == [1, 2, 3, 4, 5]
-    # Every old row is still there with its old columns unchanged; the new column is appended.
-    assert [row[:-1] for row in after["collections"]] == before["collections"]
-    assert after["runs"] == before["runs"]
+    assert [r[0] for r in after["schema_version"]] == [1, 2, 3, 4, 5, 6]
+    # Every old row is still there with its old columns unchanged; new columns are appended
+    # (v4: revision; v6: corpus_set_by/at, questions.updated_by, runs.created_by).
+    assert [row[:len(before["collections"][0])] for row in after["collections"]] == before["collections"]
+    assert [row[:-1] for row in after["runs"]] == before["runs"]
     updated_at = 9  # the one column the new judgment changes (of q-0001)
-    assert [r[:updated_at] + r[updated_at + 1:] for r in after["questions"]] == [
+    assert [r[:updated_at] + r[updated_at + 1:-1] for r in after["questions"]] == [
         r[:updated_at] + r[updated_at + 1:] for r in before["questions"]]
     assert set(before["judgments"]) < set(after["judgments"])
