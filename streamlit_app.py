@@ -1,14 +1,22 @@
 """Golden Set Labeler: the Streamlit entry point. Pages are listed here; each is thin wiring over
-the app layer (`app/`)."""
+the app layer (`app/`). Before any page runs, `identify` decides who is acting: the local
+annotator, or in team mode (`labeler app --team`) a signed-in user, with the pages their role
+may use. In team mode no traceback reaches the browser: it is logged with an id to quote."""
 from __future__ import annotations
 
 import streamlit as st
 
 import labeler  # noqa: F401 - sets offline mode before any model library loads
+from app.access import Can
+from app.accounts import team_mode
+from labeler.bugs import record_bug
+from pages._auth import identify
 from pages._common import Keys
+from pages._loaders import store
 
 st.set_page_config(page_title="Golden Set Labeler", page_icon=":material/fact_check:", layout="wide")
 
+actor = st.session_state[Keys.ACTOR] = identify(store())
 pages = [
     st.Page("pages/label.py", title="Label", icon=":material/rule:", default=True),
     st.Page("pages/corpus.py", title="Corpus", icon=":material/library_books:"),
@@ -16,11 +24,16 @@ pages = [
     st.Page("pages/evaluate.py", title="Evaluate", icon=":material/query_stats:"),
     st.Page("pages/compare.py", title="Compare runs", icon=":material/compare_arrows:"),
 ]
+if actor.team and actor.can(Can.MANAGE_USERS):
+    pages.append(st.Page("pages/team.py", title="Team", icon=":material/group:"))
 page = st.navigation(pages)
 
-with st.sidebar:
-    # Bound to the URL (?annotator=...): it survives a reload and page switches, unlike session state.
-    st.text_input("Annotator", key=Keys.ANNOTATOR, bind="query-params", placeholder="your name",
-                  help="Every grade you give is saved under this name.")
-
-page.run()
+if not team_mode():
+    page.run()
+else:
+    try:
+        page.run()
+    except Exception as exc:  # noqa: BLE001 - the one place a team user's unexpected error ends up
+        incident, _ = record_bug(exc, f"app page={page.title!r} user={actor.name}")
+        st.error(f"Something went wrong on our side (error id **{incident}**). The details are in the server's "
+                 "log; quote this id to your admin.")

@@ -5,9 +5,68 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.corpus_files import UPLOAD_SUFFIXES, save_uploaded_corpus  # noqa: F401 - the page's upload check lives there
+from app.access import Actor, Can
+from app.corpus_files import UPLOAD_SUFFIXES, load_corpus_within_limits, open_server_corpus, save_uploaded_corpus
+from app.workspace import normalize_corpus_path
 from labeler.corpus import Corpus
+from labeler.paths import SAMPLE_CORPUS
 from labeler.retrieval import Retriever
+from storage import Store
+
+__all__ = ["UPLOAD_SUFFIXES", "save_uploaded_corpus"]  # the page's upload check lives in app.corpus_files
+
+
+def open_server_path(actor: Actor, text: str) -> tuple[str, Corpus]:
+    """A corpus under the corpus roots, loaded within the limits (admins only); its path and corpus."""
+    actor.require(Can.OPEN_CORPUS)
+    return open_server_corpus(text)
+
+
+def open_sample(actor: Actor) -> tuple[str, Corpus]:
+    """The bundled sample corpus (admins only: opening it changes what everyone works on)."""
+    actor.require(Can.OPEN_CORPUS)
+    path = normalize_corpus_path(SAMPLE_CORPUS)
+    return path, load_corpus_within_limits(path)
+
+
+def upload_corpus(actor: Actor, name: str, data: bytes) -> tuple[str, Corpus]:
+    """Check and keep an uploaded corpus (admins only); its kept path and corpus."""
+    actor.require(Can.OPEN_CORPUS)
+    path = save_uploaded_corpus(name, data)
+    return path, load_corpus_within_limits(path)
+
+
+@dataclass(frozen=True)
+class SwitchPreview:
+    """What opening another corpus does to the golden set: judged documents it lacks."""
+
+    path: str
+    documents: int
+    judged: int  # distinct judged documents in the golden set
+    missing: int  # of those, how many the new corpus lacks
+    questions_hit: int  # questions with at least one judged document missing
+
+    @property
+    def text(self) -> str:
+        """The confirmation question."""
+        head = f"Open {self.path} ({self.documents:,} documents) for everyone on this server?"
+        if not self.judged:
+            return head + " No document is judged yet, so no label is affected."
+        if not self.missing:
+            return head + f" All {self.judged:,} judged documents are in it."
+        return (head + f" {self.missing:,} of the {self.judged:,} judged documents are missing from it, "
+                f"in {self.questions_hit:,} questions: their labels will point at nothing.")
+
+
+def switch_preview(store: Store, path: str, corpus: Corpus) -> SwitchPreview:
+    """How many judged documents of the golden set the corpus at `path` lacks."""
+    ids = corpus.doc_ids()
+    judged: dict[str, set[str]] = {}
+    for j in (store.judgments() if store.get_collection() is not None else ()):
+        judged.setdefault(j.doc_id, set()).add(j.query_id)
+    missing = [d for d in judged if d not in ids]
+    return SwitchPreview(path, len(corpus), len(judged), len(missing),
+                         len(set().union(*(judged[d] for d in missing))) if missing else 0)
 
 
 @dataclass(frozen=True)

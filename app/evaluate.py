@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from app.access import Actor, Can
 from labeler import runs
 from labeler.config import RunConfig, parse_filters
 from labeler.evaluation import EvalReport
@@ -34,13 +35,15 @@ def config_from_form(values: Mapping[str, Any]) -> RunConfig:
     return RunConfig(**data)
 
 
-def run_evaluation(store: Store, retriever: Retriever, config: RunConfig, *, progress: Progress | None = None,
-                   name: str = "") -> RunRecord:
-    """Retrieve for every golden question with `config`, score, and save the run."""
+def run_evaluation(store: Store, actor: Actor, retriever: Retriever, config: RunConfig, *,
+                   progress: Progress | None = None, name: str = "") -> RunRecord:
+    """Retrieve for every golden question with `config`, score, and save the run (recording who ran it)."""
+    actor.require(Can.RUN_EVALUATION)
     golden = store.export_golden()
     runs.require_judgments(golden)
     _, report = runs.evaluate_retriever(golden, retriever, config, progress=progress)
-    return runs.save_report(store, report, config, golden, corpus_fingerprint=retriever.corpus.fingerprint, name=name)
+    return runs.save_report(store, report, config, golden, corpus_fingerprint=retriever.corpus.fingerprint, name=name,
+                            by=actor.name)
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
+from app.access import Actor, Can
 from app.label import question_choice_label
 from app.workspace import normalize_corpus_path
 from labeler.agreement import agreement, consensus
 from labeler.corpus import Corpus
-from labeler.errors import InputError
+from labeler.errors import AccessDenied, InputError
 from labeler.golden import GoldenHealth, golden_health
 from labeler.status import Status
 from labeler.transfer import FORMATS, export_bytes, import_golden_set, read_for_import
@@ -112,20 +113,47 @@ def golden_downloads(store: Store) -> dict[str, tuple[bytes, str, str] | str]:
 # --------------------------------------------------------------------------- actions
 
 
-def import_golden_file(store: Store, uploaded: IO[bytes], corpus: Corpus, corpus_path: str, *,
+def import_golden_file(store: Store, actor: Actor, uploaded: IO[bytes], corpus: Corpus, corpus_path: str, *,
                        keep_scale: bool = False, check_doc_ids: bool = True):
     """Validate an uploaded golden JSONL (a binary file object with `.name`) and import it whole;
     the store's ImportSummary. Raises GoldenFormatError listing every bad line; nothing is
-    imported then."""
+    imported then. Admins only."""
+    actor.require(Can.IMPORT_GOLDEN)
     golden = read_for_import(uploaded, corpus=corpus, keep_scale=keep_scale, check_doc_ids=check_doc_ids)
     return import_golden_set(store, golden, corpus=corpus, corpus_path=normalize_corpus_path(corpus_path)).summary
 
 
-def edit_question(store: Store, query_id: str, text: str, query_type: str, notes: str) -> None:
+def require_question_owner(store: Store, actor: Actor, query_id: str) -> None:
+    """Admins may change any question; an annotator only their own, and only while no one else judged it."""
+    if actor.can(Can.EDIT_ANY_QUESTION):
+        return
+    actor.require(Can.EDIT_OWN_QUESTION)
+    status = store.question_status(query_id)
+    if status is None:
+        raise InputError(f"no question {query_id!r}", hint="pick one from the list.")
+    if status.question.author != actor.name:
+        raise AccessDenied(f"{query_id} was written by {status.question.author or 'an import'}, not by {actor.name}",
+                           hint="an annotator may change only their own questions; ask an admin.")
+    others = sorted({j.annotator for j in status.judgments} - {actor.name})
+    if others:
+        raise AccessDenied(f"{query_id} has judgments by {', '.join(others[:3])}",
+                           hint="a question others have judged can be changed only by an admin.")
+
+
+def edit_question(store: Store, actor: Actor, query_id: str, text: str, query_type: str, notes: str) -> None:
     """Save a question's text, type and notes (its judgments stay)."""
-    store.edit_question(query_id, text=text, query_type=(query_type or "").strip(), notes=notes)
+    require_question_owner(store, actor, query_id)
+    store.edit_question(query_id, text=text, query_type=(query_type or "").strip(), notes=notes, by=actor.name)
 
 
-def delete_question(store: Store, query_id: str) -> None:
+def delete_question(store: Store, actor: Actor, query_id: str) -> None:
     """Delete a question and its judgments."""
+    require_question_owner(store, actor, query_id)
     store.delete_question(query_id)
+
+
+def grade_history_rows(store: Store, query_id: str) -> list[dict[str, Any]]:
+    """Every grade given on the question, current and replaced, for the history table."""
+    return [{"doc_id": e.doc_id, "annotator": e.annotator, "grade": e.grade, "given": e.given_at,
+             "replaced": e.replaced_at or "(current)", "by": e.replaced_by, "change": e.change, "note": e.note}
+            for e in store.grade_history(query_id)]

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from app.access import Actor, Can
 from labeler.candidates import Candidate, keyword_search, query_terms, shuffled
 from labeler.corpus import Corpus
 from labeler.errors import InputError
@@ -137,23 +138,26 @@ def status_line(status: QuestionStatus) -> str:
 # --------------------------------------------------------------------------- actions
 
 
-def add_question(store: Store, corpus: Corpus, annotator: str, text: str, query_type: str = "") -> str:
-    """Write a new question against the open corpus; its query id."""
+def add_question(store: Store, corpus: Corpus, actor: Actor, text: str, query_type: str = "") -> str:
+    """Write a new question against the open corpus, as `actor`; its query id."""
+    actor.require(Can.WRITE_QUESTION)
     if not text.strip():
         raise InputError("the question is empty", hint="write the question first.")
-    q = store.add_question(text.strip(), query_type=(query_type or "").strip(), author=annotator,
+    q = store.add_question(text.strip(), query_type=(query_type or "").strip(), author=actor.name,
                            corpus_fingerprint=corpus.fingerprint)
     return q.query_id
 
 
-def grade(store: Store, query_id: str, doc_id: str, grade: int | None, annotator: str) -> None:
-    """Save this annotator's grade of a document (None clears it), at once."""
+def grade(store: Store, actor: Actor, query_id: str, doc_id: str, grade: int | None) -> None:
+    """Save the actor's grade of a document (None clears it), at once; a replaced grade goes to the history."""
+    actor.require(Can.GRADE)
     if grade is None:
-        store.clear_judgment(query_id, doc_id, annotator=annotator)
+        store.clear_judgment(query_id, doc_id, annotator=actor.name)
     else:
-        store.set_judgment(query_id, doc_id, grade, annotator=annotator)
+        store.set_judgment(query_id, doc_id, grade, annotator=actor.name)
 
 
-def set_unanswerable(store: Store, query_id: str, value: bool) -> None:
+def set_unanswerable(store: Store, actor: Actor, query_id: str, value: bool) -> None:
     """Mark (or unmark) a question as having no answer in the corpus."""
-    store.set_unanswerable(query_id, value)
+    actor.require(Can.GRADE)
+    store.set_unanswerable(query_id, value, by=actor.name)

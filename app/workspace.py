@@ -6,6 +6,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from app.access import Actor, Can
 from labeler.corpus import Corpus
 from labeler.paths import SAMPLE_CORPUS
 from labeler.transfer import import_golden_set, read_for_import
@@ -55,9 +56,15 @@ def is_sample_corpus(path: str | Path) -> bool:
     return p in (SAMPLE_CORPUS.resolve(), (SAMPLE_CORPUS / "corpus.jsonl").resolve())
 
 
-def use_corpus(store: Store, path: str | Path, corpus: Corpus) -> None:
-    """Record `corpus` (loaded from `path`) as the one the golden set is written against."""
-    store.ensure_collection(corpus_path=normalize_corpus_path(path), corpus_fingerprint=corpus.fingerprint)
+def use_corpus(store: Store, actor: Actor, path: str | Path, corpus: Corpus) -> None:
+    """Record `corpus` (loaded from `path`) as the one the golden set is written against: it
+    changes what every session works on, so admins only."""
+    actor.require(Can.OPEN_CORPUS)
+    _record(store, path, corpus, by=actor.name)
+
+
+def _record(store: Store, path: str | Path, corpus: Corpus, by: str = "") -> None:
+    store.ensure_collection(corpus_path=normalize_corpus_path(path), corpus_fingerprint=corpus.fingerprint, by=by)
 
 
 def ensure_corpus_recorded(store: Store, active: ActiveCorpus, corpus: Corpus) -> None:
@@ -65,7 +72,7 @@ def ensure_corpus_recorded(store: Store, active: ActiveCorpus, corpus: Corpus) -
     coll, path = active.collection, active.path
     if coll is None or not coll.corpus_path or (coll.corpus_path == path
                                                  and coll.corpus_fingerprint != corpus.fingerprint):
-        use_corpus(store, path, corpus)
+        _record(store, path, corpus)  # the server's own choice ($LABELER_CORPUS or the sample), not a user's
 
 
 def demo_offer(corpus_path: str, n_questions: int) -> bool:
@@ -73,7 +80,8 @@ def demo_offer(corpus_path: str, n_questions: int) -> bool:
     return n_questions == 0 and is_sample_corpus(corpus_path)
 
 
-def load_demo_golden(store: Store, corpus: Corpus, corpus_path: str):
+def load_demo_golden(store: Store, actor: Actor, corpus: Corpus, corpus_path: str):
     """Import the sample corpus's 62-question demo golden set; the store's ImportSummary."""
+    actor.require(Can.IMPORT_GOLDEN)
     golden = read_for_import(DEMO_GOLDEN, corpus=corpus)
     return import_golden_set(store, golden, corpus=corpus, corpus_path=normalize_corpus_path(corpus_path)).summary

@@ -91,3 +91,11 @@ class ConfigError(LabelerError):
 
 class StorageError(LabelerError):
     """The database cannot be opened or is in an unexpected state."""
+
+
+class AccessDenied(LabelerError):
+    """The signed-in user's role does not allow the action (checked in the app layer, whatever a page shows)."""
+
+
+class SignInError(LabelerError):
+    """A sign-in, invite or session was refused (wrong password, throttled, expired)."""

@@ -79,12 +79,12 @@ def evaluate_retriever(golden: GoldenSet, retriever: "Retriever", config: "RunCo
 
 
 def save_report(store: RunSink, report: EvalReport, config: "RunConfig", golden: GoldenSet, *,
-                corpus_fingerprint: str | None, name: str = "") -> Any:
+                corpus_fingerprint: str | None, name: str = "", by: str = "") -> Any:
     """Save a report with the config and golden set it was made from; the store's saved run."""
     data = report.to_dict()
     per_query = data.pop("per_query")
     return store.save_run(config, summary=data, per_query=per_query, golden_hash=golden_fingerprint(golden),
-                          corpus_fingerprint=corpus_fingerprint, config_hash=config.config_hash, name=name)
+                          corpus_fingerprint=corpus_fingerprint, config_hash=config.config_hash, name=name, by=by)
 
 
 def report_of(saved: SavedRun) -> EvalReport:

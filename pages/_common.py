@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
+from app.access import Actor
 from labeler.errors import LabelerError
 
 T = TypeVar("T")
@@ -17,6 +18,8 @@ class Keys:
     """Session-state keys shared across pages and callbacks (UI cursors only; data lives in the database)."""
 
     ANNOTATOR = "annotator"
+    ACTOR = "_actor"
+    RECHECK = "_recheck_actor"
     QUESTION = "q"
     FOCUS = "focus"
     FLASH = "_flash"
@@ -37,10 +40,25 @@ def guard(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
 def act(fn: Callable[..., Any], *args: Any, success: str | None = None, **kwargs: Any) -> Any:
     """Run an action from a callback: its result (True when it returns nothing), or False after a
     LabelerError. The error (or `success`) shows on the next run: callbacks run before the page."""
+    recheck = st.session_state.get(Keys.RECHECK)  # team mode: the session may have ended since the last run
+    if recheck is not None:
+        fresh = recheck()
+        if fresh is None:
+            flash("Your session has ended: sign in again. Nothing was saved.")
+            return False
+        args = tuple(fresh if isinstance(a, Actor) else a for a in args)  # a changed role applies at once
     try:
         result = fn(*args, **kwargs)
     except LabelerError as exc:
         flash(str(exc))
+        return False
+    except Exception as exc:  # noqa: BLE001 - team mode: never a traceback in the browser
+        if recheck is None:
+            raise
+        from labeler.bugs import record_bug
+
+        flash(f"Something went wrong on our side (error id {record_bug(exc, 'app callback')[0]}); "
+              "quote it to your admin.")
         return False
     if success:
         flash(success, "success")
@@ -58,6 +76,6 @@ def show_flash() -> None:
         getattr(st, kind)(message)
 
 
-def annotator() -> str:
-    """The annotator's name from the sidebar (kept in the URL as ?annotator=...)."""
-    return (st.session_state.get(Keys.ANNOTATOR) or "").strip()
+def actor() -> Actor:
+    """Who this rerun acts as (set by the entry script: the local annotator, or the signed-in user)."""
+    return st.session_state[Keys.ACTOR]

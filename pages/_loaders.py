@@ -32,9 +32,9 @@ def store():
 
 @st.cache_resource(show_spinner="Loading the corpus…", max_entries=4)
 def _corpus(path: str):
-    from labeler.corpus import load_corpus
+    from app.corpus_files import load_corpus_within_limits
 
-    return load_corpus(path)
+    return load_corpus_within_limits(path)
 
 
 def corpus(path: str):

@@ -10,11 +10,17 @@ from app import corpus as cp
 from app import workspace as ws
 from labeler.paths import SAMPLE_CORPUS
 from labeler.text import inert
-from pages._common import guard
-from pages._loaders import corpus, retriever, workspace
+from app.access import Can
+from app.corpus_files import corpus_roots
+from pages._common import act, actor, flash, guard, show_flash
+from pages._loaders import workspace
+
+PENDING = "corpus_pending"
 
 st.title("Corpus", anchor=False)
 s, path, corp, ret = workspace()
+me = actor()
+show_flash()
 info = cp.corpus_summary(ret)
 
 c1, c2, c3, c4 = st.columns([1, 1, 3, 1])
@@ -29,10 +35,10 @@ if env_corpus and ws.normalize_corpus_path(env_corpus) != path:
             "above, so that one stays open. Hint: open the other one below to switch.")
 
 n_questions = len(guard(s.question_index))
-if ws.demo_offer(path, n_questions):
+if ws.demo_offer(path, n_questions) and me.can(Can.IMPORT_GOLDEN):
     st.info("The sample corpus has a 62-question demo golden set.")
     if st.button("Load the demo golden set", key="corpus-load-demo"):
-        summary = guard(ws.load_demo_golden, s, corp, path)
+        summary = guard(ws.load_demo_golden, s, me, corp, path)
         st.success(f"Loaded {summary.n_questions} questions with {summary.n_judgments} judgments.")
         n_questions = summary.n_questions  # the database was empty: these are all of them
 
@@ -51,34 +57,46 @@ if rows:
             st.text(doc.text)
 
 st.subheader("Open another corpus", anchor=False)
+if not me.can(Can.OPEN_CORPUS):
+    st.caption("Only an admin can open another corpus: it changes what everyone on this server works on.")
+    st.stop()
 if n_questions:
     st.caption(f"The golden set has {n_questions} questions written against the open corpus; their document ids "
                "must exist in the new one for their labels to count.")
+
+
+def _confirm(new_path: str, new_corpus) -> None:
+    if act(ws.use_corpus, s, me, new_path, new_corpus):
+        flash(f"Opened {new_path}: {len(new_corpus):,} documents.", "success")
+    st.session_state.pop(PENDING, None)
+
+
+if pending := st.session_state.get(PENDING):  # (path, corpus) checked and loaded, waiting for a yes
+    st.warning(cp.switch_preview(s, *pending).text)
+    y, n = st.columns([1, 6])
+    y.button("Yes, open it", key="confirm-open", type="primary", on_click=_confirm, args=pending)
+    n.button("Cancel", key="cancel-open", on_click=lambda: st.session_state.pop(PENDING, None))
+    st.stop()
 sample_tab, path_tab, upload_tab = st.tabs(["Sample corpus", "Path on the server", "Upload"])
-
-
-def _open(new_path: str) -> None:
-    new_corpus = corpus(new_path)
-    guard(ws.use_corpus, s, new_path, new_corpus)
-    retriever(new_path)
-    st.success(f"Opened {new_path}: {len(new_corpus):,} documents, index ready.")
-    st.button("Show it", key="refresh-after-open")
-
-
 with sample_tab:
     st.caption(f"The bundled handbook corpus ({SAMPLE_CORPUS}).")
     if st.button("Open the sample corpus", key="open-sample", disabled=ws.is_sample_corpus(path)):
-        _open(ws.normalize_corpus_path(SAMPLE_CORPUS))
+        st.session_state[PENDING] = guard(cp.open_sample, me)
+        st.rerun()
 with path_tab:
-    new = st.text_input("File or folder", key="open_path",
-                        placeholder="/data/corpus.jsonl, a CSV, a BEIR folder, or a folder of .txt/.md files")
+    roots = ", ".join(f"`{r}`" for r in corpus_roots())
+    new = st.text_input("File or folder under a corpus root", key="open_path", help=f"Corpus roots: {roots} "
+                        "(set LABELER_CORPUS_ROOTS to change them).",
+                        placeholder="corpus.jsonl, a CSV, a BEIR folder, or a folder of .txt/.md files")
     if st.button("Open", key="open-path"):
-        if new.strip():
-            _open(ws.normalize_corpus_path(new.strip()))
-        else:
-            st.warning("Type the path of a file or folder on the server first.")
+        if not new.strip():
+            st.warning("Type the path of a file or folder under a corpus root first.")
+            st.stop()
+        st.session_state[PENDING] = guard(cp.open_server_path, me, new.strip())
+        st.rerun()
 with upload_tab:
     up = st.file_uploader("JSONL, CSV, or a zip of .txt/.md files", type=["jsonl", "json", "ndjson", "csv", "zip"],
                           key="corpus_upload")
     if up is not None and st.button("Check and open", key="open-upload"):
-        _open(guard(cp.save_uploaded_corpus, up.name, up.getvalue()))
+        st.session_state[PENDING] = guard(cp.upload_corpus, me, up.name, up.getvalue())
+        st.rerun()

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app import evaluate as ev
-from pages._common import Keys, guard
+from pages._common import Keys, actor, guard
 from pages._loaders import retriever, saved_runs, workspace
 from pages._config_form import config_form
 
@@ -24,7 +24,7 @@ if submitted:
     config = guard(ev.config_from_form, values)
     ret = retriever(path, config)  # cached on the corpus and the build part: a new threshold or k reuses it
     bar = st.progress(0.0, text="Retrieving…")
-    record = guard(ev.run_evaluation, s, ret, config, name=name,
+    record = guard(ev.run_evaluation, s, actor(), ret, config, name=name,
                    progress=lambda done, total, stage: bar.progress(done / total if total else 1.0,
                                                                     text=f"{stage}: {done} / {total} questions"))
     bar.empty()

@@ -5,15 +5,17 @@ import pandas as pd
 import streamlit as st
 
 from app import golden_set as gs
-from labeler.errors import GoldenFormatError
-from pages._common import Keys, act, guard, show_flash
+from app.access import Can
+from pages._common import Keys, act, actor, guard, show_flash
 from pages._loaders import workspace
 from pages._health import health_section
+from pages._upload import upload_section
 from storage import default_db_url
 
 st.title("Golden set", anchor=False)
 s, path, corp, _ = workspace(with_retriever=False)
 show_flash()
+me = actor()
 revision = guard(s.revision)  # changes with every write: the caches below recompute only then
 
 
@@ -51,11 +53,11 @@ else:
         q = view.edits[chosen]
 
         def _save(qid: str) -> None:
-            act(gs.edit_question, s, qid, st.session_state[f"edit_text_{qid}"], st.session_state[f"edit_type_{qid}"],
+            act(gs.edit_question, s, me, qid, st.session_state[f"edit_text_{qid}"], st.session_state[f"edit_type_{qid}"],
                 st.session_state[f"edit_notes_{qid}"], success=f"Saved {qid}.")
 
         def _delete(qid: str) -> None:
-            act(gs.delete_question, s, qid, success=f"Deleted {qid} and its judgments.")
+            act(gs.delete_question, s, me, qid, success=f"Deleted {qid} and its judgments.")
             st.session_state.pop(Keys.CONFIRM_DELETE, None)
 
         with st.form(f"edit-{chosen}", border=False):
@@ -72,6 +74,8 @@ else:
         else:
             st.button("Delete…", key="delete-question", icon=":material/delete:",
                       on_click=lambda qid=chosen: st.session_state.update({Keys.CONFIRM_DELETE: qid}))
+        with st.expander("Grade history of this question (replaced grades included)"):
+            st.dataframe(pd.DataFrame(guard(gs.grade_history_rows, s, chosen)), hide_index=True, key="grade_history")
 
 st.subheader("Download", anchor=False)
 files = guard(_downloads, default_db_url(), revision) if view.rows else {}
@@ -83,21 +87,5 @@ for col, (fmt, label) in zip(st.columns(len(gs.DOWNLOADS)), gs.DOWNLOADS):
         col.download_button(label, item[0], file_name=item[1] or "golden", mime=item[2] or None, key=f"download-{fmt}",
                             icon=":material/download:", on_click="ignore", disabled=not view.rows)
 
-st.subheader("Upload a golden JSONL", anchor=False)
-uploaded = st.file_uploader("Golden JSONL file", type=["jsonl", "json", "ndjson"], key="golden_upload")
-u1, u2 = st.columns(2)
-keep_scale = u1.checkbox("Keep the file's own grade scale", key="keep_scale",
-                         help="For collections graded on another scale (e.g. Cranfield's -1 and 1-4).")
-check_ids = u2.checkbox("Refuse documents missing from the corpus", value=True, key="check_ids")
-if uploaded is not None and st.button("Import", key="import-golden", type="primary"):
-    try:
-        summary = gs.import_golden_file(s, uploaded, corp, path, keep_scale=keep_scale, check_doc_ids=check_ids)
-    except GoldenFormatError as exc:
-        st.error(f"{uploaded.name}: {len(exc.problems)} bad line(s); nothing was imported."
-                 + (f" Hint: {exc.hint}" if exc.hint else ""))
-        st.dataframe(pd.DataFrame([{"line": p.line, "problem": p.reason} for p in exc.problems]),
-                     hide_index=True, key="upload_problems")
-    else:
-        st.success(f"Imported {summary.n_questions} questions ({summary.n_new} new, {summary.n_updated} updated, "
-                   f"{summary.n_judgments} judgments, {summary.n_unanswerable} unanswerable).")
-        st.button("Show them", key="refresh-after-import")
+if me.can(Can.IMPORT_GOLDEN):
+    upload_section(s, me, corp, path)

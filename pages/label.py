@@ -9,9 +9,10 @@ import streamlit as st
 
 from app import label as lb
 from app import workspace as ws
+from app.access import Can
 from labeler.text import inert
 from pages._cards import candidate_card, demo_offer_box, keyboard_bar, question_picker
-from pages._common import Keys, act, annotator, flash, guard, show_flash
+from pages._common import Keys, act, actor, flash, guard, show_flash
 from pages._loaders import keyword_hits, pooled, workspace
 
 st.title("Label", anchor=False)
@@ -20,27 +21,28 @@ show_flash()
 
 
 def _load_demo() -> None:
-    summary = act(ws.load_demo_golden, s, corp, path)
+    summary = act(ws.load_demo_golden, s, me, corp, path)
     if summary:
         flash(f"Loaded {summary.n_questions} questions with {summary.n_judgments} judgments.", "success")
         st.session_state[Keys.QUESTION] = s.question_index()[0].query_id
 
 
+me = actor()
 index = guard(s.question_index)  # read once per rerun: the demo offer, picker and progress share it
 ids = [x.query_id for x in index]
-if ws.demo_offer(path, len(index)):
+if ws.demo_offer(path, len(index)) and me.can(Can.IMPORT_GOLDEN):
     demo_offer_box(_load_demo)
-
-who = annotator()
-if not who:
+if not me.name:
     st.info("Type your name under **Annotator** in the sidebar to start labelling: every grade is saved under it.")
     st.stop()
+if not me.can(Can.GRADE):
+    st.info(f"You are a **{me.role.value}**: you can read every question and grade, but not write or grade.")
 
 
 def _add_question() -> None:
     if not (st.session_state.get("new_question") or "").strip():
         return flash("Write the question first.", "warning")
-    qid = act(lb.add_question, s, corp, who, st.session_state.get("new_question") or "",
+    qid = act(lb.add_question, s, corp, me, st.session_state.get("new_question") or "",
               st.session_state.get("new_question_type") or "")
     if qid:
         st.session_state.update({Keys.QUESTION: qid, Keys.FOCUS: 0, "new_question": "", "new_question_type": None})
@@ -76,9 +78,9 @@ shuffle = options[0].toggle("Shuffle candidates", key="shuffle", help="A stable 
                             "so the retrievers' ranking does not bias your grades.")
 mark = not question.unanswerable
 options[1].button("Mark unanswerable" if mark else "Unmark unanswerable", key="unanswerable",
-                  on_click=act, args=(lb.set_unanswerable, s, qid, mark),
+                  on_click=act, args=(lb.set_unanswerable, s, me, qid, mark), disabled=not me.can(Can.GRADE),
                   help="No document in the corpus answers this question." if mark else None)
-views = lb.candidate_views(corp, pooled(path, question.question), status, who, shuffle=shuffle)
+views = lb.candidate_views(corp, pooled(path, question.question), status, me.name, shuffle=shuffle)
 progress = lb.label_progress(index, views)
 options[2].progress(progress.n_complete / progress.n_questions, text=progress.text)
 
@@ -90,7 +92,7 @@ if question.unanswerable:
 
 
 def _grade(doc_id: str, grade: int | None, advance: bool = False) -> None:
-    if act(lb.grade, s, qid, doc_id, grade, who) and advance:
+    if act(lb.grade, s, me, qid, doc_id, grade) and advance:
         st.session_state[Keys.FOCUS] = st.session_state.get(Keys.FOCUS, 0) + 1
 
 

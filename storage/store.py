@@ -26,6 +26,7 @@ import sqlalchemy as sa
 from labeler.agreement import AgreementReport, Consensus, Ratings, agreement, consensus
 from labeler.golden import GoldenHealth, GoldenSet, golden_health
 from storage import collection as C
+from storage.accounts import Accounts
 from storage import golden_io, question_index, questions, runs
 from storage import schema as S
 from storage.engine import Database, default_db_url, normalize_db_url
@@ -57,6 +58,7 @@ class Store:
         self._db = Database(url, synchronous=synchronous)
         self.url = url
         self.engine = self._db.engine
+        self.accounts = Accounts(self._db)  # team mode: users, roles, sessions, settings
 
     def __repr__(self) -> str:
         return f"Store({self.engine.url.render_as_string(hide_password=True)!r})"

@@ -28,24 +28,37 @@ def test_corpus_page_shows_counts_model_index_and_browses(app_home):
     assert any("<img src=x onerror=alert(1)>" in t for t in texts(at.text))  # st.text: shown as text
 
 
-def test_corpus_open_a_missing_path_shows_the_error_and_keeps_the_corpus(app_home, tmp_path):
+@pytest.mark.parametrize("where", ["missing", "outside"])
+def test_corpus_open_a_path_missing_or_outside_the_roots_says_the_same_and_keeps_the_corpus(app_home, tmp_path, where):
+    outside = tmp_path / "secret.csv"
+    outside.write_text("id,text\nsecret-id,secret text\n", encoding="utf-8")
     at = open_app(PAGE)
-    at.text_input(key="open_path").input(str(tmp_path / "nope.jsonl"))
+    at.text_input(key="open_path").input(str(tmp_path / "nope.jsonl" if where == "missing" else outside))
     at.button(key="open-path").click().run()
     assert not at.exception
-    assert any("no such file" in e and "Hint:" in e for e in texts(at.error))
+    [error] = texts(at.error)
+    assert error.startswith("no corpus at that path under the corpus roots") and "Hint:" in error
+    assert "secret.csv" not in error and "secret-id" not in error and "nope" not in error
     assert open_store().get_collection().corpus_path == str(SAMPLE_CORPUS.resolve())
 
 
-def test_corpus_open_another_path_records_it(app_home, tmp_path):
-    other = tmp_path / "tiny.csv"
-    other.write_text("id,title,text\na,Alpha,alpha text here\nb,Beta,beta text here\n", encoding="utf-8")
+def test_corpus_open_another_path_asks_first_then_records_it(app_home, tmp_path, monkeypatch):
+    root = tmp_path / "corpora"
+    root.mkdir()
+    (root / "tiny.csv").write_text("id,title,text\na,Alpha,alpha text here\nb,Beta,beta text here\n",
+                                   encoding="utf-8")
+    monkeypatch.setenv("LABELER_CORPUS_ROOTS", str(root))
     at = open_app(PAGE)
-    at.text_input(key="open_path").input(str(other))
+    at.text_input(key="open_path").input("tiny.csv")  # relative to the first root
     at.button(key="open-path").click().run()
     assert not at.exception, at.exception
-    assert any("2 documents, index ready" in m for m in texts(at.success))
-    assert open_store().get_collection().corpus_path == str(other.resolve())
+    [question] = texts(at.warning)
+    assert "(2 documents) for everyone" in question and "No document is judged yet" in question
+    assert open_store().get_collection().corpus_path == str(SAMPLE_CORPUS.resolve())  # not yet
+    at.button(key="confirm-open").click().run()
+    assert not at.exception, at.exception
+    assert any("2 documents" in m for m in texts(at.success))
+    assert open_store().get_collection().corpus_path == str((root / "tiny.csv").resolve())
     again = open_app(PAGE)
     assert {m.label: m.value for m in again.metric}["Documents"] == "2"
 

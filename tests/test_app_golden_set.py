@@ -9,6 +9,7 @@ import zipfile
 from browser_support import app_home, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 
 from app import golden_set as gs
+from app.access import local_actor
 from app.workspace import load_demo_golden
 from labeler.corpus import load_corpus
 from labeler.errors import GoldenFormatError
@@ -22,7 +23,7 @@ PAGE = "pages/golden_set.py"
 def load_demo():
     store = open_store()
     corpus = load_corpus(SAMPLE_CORPUS)
-    load_demo_golden(store, corpus, str(SAMPLE_CORPUS))
+    load_demo_golden(store, local_actor("tester"), corpus, str(SAMPLE_CORPUS))
     return store, corpus
 
 
@@ -101,7 +102,7 @@ def test_golden_upload_lists_every_bad_line_and_imports_nothing(app_home):
     ]).encode())
     bad.name = "mine.jsonl"
     try:
-        gs.import_golden_file(store, bad, corpus, str(SAMPLE_CORPUS))
+        gs.import_golden_file(store, local_actor("tester"), bad, corpus, str(SAMPLE_CORPUS))
     except GoldenFormatError as exc:
         assert [p.line for p in exc.problems] == [2, 3, 4]
         assert exc.path == "mine.jsonl"
@@ -115,5 +116,5 @@ def test_golden_upload_good_file_imports(app_home):
     corpus = load_corpus(SAMPLE_CORPUS)
     good = io.BytesIO((SAMPLE_CORPUS / "golden.jsonl").read_bytes())
     good.name = "golden.jsonl"
-    summary = gs.import_golden_file(store, good, corpus, str(SAMPLE_CORPUS))
+    summary = gs.import_golden_file(store, local_actor("tester"), good, corpus, str(SAMPLE_CORPUS))
     assert summary.n_questions == 62 and len(store.list_questions()) == 62

@@ -8,17 +8,14 @@ golden-set-labeler` does not bring; the `[embed]` and `[app]` extras do).
 """
 from __future__ import annotations
 
-import datetime as _dt
 import functools
 import os
 import sys
-import tempfile
-import traceback
-import uuid
 from pathlib import Path
 
 import click
 
+from labeler.bugs import record_bug
 from labeler.errors import LabelerError
 
 EXIT_OK, EXIT_BAR_MISSED, EXIT_BAD_INPUT, EXIT_BUG = 0, 1, 2, 3
@@ -45,31 +42,10 @@ class BugError(click.ClickException):
         click.echo(f"Error: {self.format_message()}", err=True)
 
 
-def error_log() -> Path:
-    """Where unexpected tracebacks go: `$LABELER_HOME/logs/errors.log`, else the temp folder."""
-    home = os.environ.get("LABELER_HOME") or Path.cwd() / ".labeler"
-    for folder in (Path(home) / "logs", Path(tempfile.gettempdir())):
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / ("errors.log" if folder.name == "logs" else "labeler-errors.log")
-            with open(path, "a", encoding="utf-8", errors="backslashreplace"):
-                return path
-        except OSError:
-            continue
-    raise OSError("no writable folder for the error log")
-
-
 def log_bug(exc: BaseException) -> str:
     """Append the traceback of `exc` to the error log; the line to show the user."""
-    incident = uuid.uuid4().hex[:8]
-    text = "".join(traceback.format_exception(exc))
-    try:
-        path = error_log()
-        with open(path, "a", encoding="utf-8", errors="backslashreplace") as f:
-            f.write(f"--- {incident} {_dt.datetime.now(_dt.timezone.utc).isoformat()} labeler {' '.join(sys.argv[1:])}\n{text}\n")
-        where = f"the traceback is in {path} (incident {incident})"
-    except OSError:
-        where = f"no log could be written (incident {incident})"
+    incident, path = record_bug(exc, f"labeler {' '.join(sys.argv[1:])}")
+    where = f"the traceback is in {path} (incident {incident})" if path else f"no log could be written (incident {incident})"
     return f"unexpected {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''} — a bug; {where}."
 
 
@@ -131,20 +107,8 @@ def cli() -> None:
     """Golden Set Labeler: label retrieval golden sets and score retrieval against them."""
 
 
-@cli.command("app")
-@click.option("--port", default=8501, show_default=True)
-def app_command(port: int) -> None:
-    """Start the Streamlit app."""
-    app = Path(__file__).resolve().parents[2] / "streamlit_app.py"
-    os.execvp(
-        sys.executable,
-        [sys.executable, "-m", "streamlit", "run", str(app), "--server.port", str(port),
-         "--server.address", "127.0.0.1", "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-    )
-
-
 # Each module adds its commands to `cli` (they import their heavy libraries inside the command).
-from labeler.cli import golden, retrieval, scoring  # noqa: E402,F401
+from labeler.cli import golden, retrieval, scoring, team  # noqa: E402,F401
 
 
 def main() -> None:

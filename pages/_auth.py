@@ -1,0 +1,116 @@
+"""Who is using the app: the local annotator name, or in team mode a sign-in (built-in account
+or OpenID Connect via `st.login`) checked on every rerun. The entry script calls `identify()`
+before any page runs; pages read the result with `pages._common.actor()`."""
+from __future__ import annotations
+
+import streamlit as st
+
+from app import accounts as acc
+from app.access import Actor, local_actor
+from labeler.errors import LabelerError
+from pages._common import Keys
+
+TOKEN = "_session_token"
+
+
+def oidc_configured() -> bool:
+    """True when `.streamlit/secrets.toml` (or STREAMLIT_SECRETS_FILES) has an [auth] section for st.login."""
+    try:
+        return "auth" in st.secrets
+    except Exception:  # noqa: BLE001 - no secrets file at all is the common case
+        return False
+
+
+def identify(store) -> Actor:
+    """The actor of this rerun; in team mode shows the sign-in screen and stops until there is one."""
+    if not acc.team_mode():
+        with st.sidebar:
+            # Bound to the URL (?annotator=...): it survives a reload and page switches, unlike session state.
+            st.text_input("Annotator", key=Keys.ANNOTATOR, bind="query-params", placeholder="your name",
+                          help="Every grade you give is saved under this name.")
+        return local_actor(st.session_state.get(Keys.ANNOTATOR) or "")
+    actor = _team_actor(store)
+    st.session_state[Keys.RECHECK] = lambda: _fresh_actor(store)
+    with st.sidebar:
+        st.caption(f"Signed in as **{actor.name}** · {actor.role.value}")
+        st.button("Sign out", key="sign-out", on_click=_sign_out, args=(store,))
+    return actor
+
+
+def _team_actor(store) -> Actor:
+    invite = st.query_params.get("invite")
+    if invite:
+        _invite_form(store, invite)
+    token = st.session_state.get(TOKEN)
+    if token:
+        actor = acc.resume(store, token)
+        if actor is not None:
+            return actor
+        st.session_state.pop(TOKEN, None)
+        st.warning("Your session has ended (expired, signed out, or your account changed). Sign in again.")
+    if oidc_configured() and st.user.is_logged_in:
+        try:
+            return acc.oidc_actor(store, st.user.get("email"), st.user.get("name"))
+        except LabelerError as exc:
+            st.error(str(exc))
+            st.button("Sign out", key="oidc-refused-sign-out", on_click=st.logout)
+            st.stop()
+    _sign_in_screen(store)
+    st.stop()
+    raise AssertionError("unreachable")  # st.stop raises
+
+
+def _fresh_actor(store) -> Actor | None:
+    """Re-read the signed-in user before an action (a callback runs before the page, with the last run's actor)."""
+    token = st.session_state.get(TOKEN)
+    if token:
+        return acc.resume(store, token)
+    if oidc_configured() and st.user.is_logged_in:
+        try:
+            return acc.oidc_actor(store, st.user.get("email"), st.user.get("name"))
+        except LabelerError:
+            return None
+    return None
+
+
+def _sign_in_screen(store) -> None:
+    st.title("Golden Set Labeler", anchor=False)
+    st.caption("This is a team server: sign in to continue.")
+    if oidc_configured():
+        st.button("Sign in with your organisation's account", key="oidc-sign-in", type="primary", on_click=st.login)
+        st.caption("Or, with an account made on this server:")
+    with st.form("sign-in", border=True):
+        email = st.text_input("E-mail", key="sign_in_email", autocomplete="username")
+        password = st.text_input("Password", type="password", key="sign_in_password", autocomplete="current-password")
+        if st.form_submit_button("Sign in", type="primary" if not oidc_configured() else "secondary"):
+            try:
+                signed = acc.sign_in(store, email, password)
+            except LabelerError as exc:
+                st.error(str(exc))
+                return
+            st.session_state[TOKEN] = signed.token
+            st.rerun()
+
+
+def _invite_form(store, token: str) -> None:
+    st.title("Set your password", anchor=False)
+    with st.form("accept-invite", border=True):
+        password = st.text_input("New password (10 characters or more)", type="password", key="invite_password",
+                                 autocomplete="new-password")
+        repeated = st.text_input("The same again", type="password", key="invite_repeat", autocomplete="new-password")
+        if st.form_submit_button("Set password and sign in", type="primary"):
+            try:
+                signed = acc.accept_invite(store, token, password, repeated)
+            except LabelerError as exc:
+                st.error(str(exc))
+                st.stop()
+            st.session_state[TOKEN] = signed.token
+            del st.query_params["invite"]
+            st.rerun()
+    st.stop()
+
+
+def _sign_out(store) -> None:
+    acc.sign_out(store, st.session_state.pop(TOKEN, None))
+    if oidc_configured() and st.user.is_logged_in:
+        st.logout()

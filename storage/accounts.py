@@ -1,0 +1,290 @@
+"""Team accounts: users and their roles, sign-in sessions, throttling, invites, team settings.
+
+One `Accounts` per store (`store.accounts`); each method is one transaction. The roles are
+stored here; what each role may do is decided by the app layer (`app.access`). Passwords and
+tokens are hashed by `labeler.passwords`: the database holds no password and no usable token.
+
+Sign-in throttling is per address (known or not, so the answer does not tell which exist):
+after MAX_FAILURES failures within FAILURE_WINDOW the address is locked for LOCKOUT, and no
+password is even checked until it ends.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection
+
+from labeler.errors import InputError, SignInError
+from labeler.passwords import hash_password, new_token, token_digest, verify_password
+from storage import schema as S
+
+ROLES = ("admin", "annotator", "viewer")
+MAX_FAILURES = 5
+FAILURE_WINDOW = timedelta(minutes=15)
+LOCKOUT = timedelta(minutes=15)
+INVITE_LIFETIME = timedelta(days=7)
+DEFAULT_SETTINGS: Mapping[str, Any] = {
+    "session_hours": 12,  # a built-in sign-in lasts this long
+    "oidc_default_role": "none",  # role of an OIDC user not in the list ("none": refused)
+}
+_EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s]{1,190}")
+
+
+@dataclass(frozen=True)
+class User:
+    """A team member as the admin page lists them (no hashes)."""
+
+    email: str
+    name: str
+    role: str
+    disabled: bool
+    has_password: bool
+    invite_pending: bool
+    created_at: str
+    created_by: str
+
+
+@dataclass(frozen=True)
+class Session:
+    """A built-in sign-in: the token goes to the browser session; only its digest is stored."""
+
+    token: str
+    user: User
+    expires_at: str
+
+
+def normalize_email(email: Any) -> str:
+    """Trimmed, lower case; an InputError when it does not look like an address."""
+    text = email.strip().lower() if isinstance(email, str) else ""
+    if not _EMAIL.fullmatch(text):
+        raise InputError(f"not an e-mail address: {str(email)[:80]!r}", hint="use the address people sign in with.")
+    return text
+
+
+def check_role(role: Any) -> str:
+    """One of ROLES."""
+    if role not in ROLES:
+        raise InputError(f"unknown role {str(role)[:40]!r}", hint=f"use one of {', '.join(ROLES)}.")
+    return role
+
+
+def _iso(at: datetime) -> str:
+    return at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _to_user(row: Any) -> User:
+    return User(row.email, row.name, row.role, bool(row.disabled), row.password_hash is not None,
+                row.invite_hash is not None, row.created_at, row.created_by)
+
+
+class Accounts:
+    """Users, sessions, throttling and team settings of one database; safe to share between threads."""
+
+    def __init__(self, db: Any, clock: Callable[[], datetime] | None = None) -> None:
+        self._db = db
+        self.clock = clock or (lambda: datetime.now(timezone.utc))  # tests move time forward
+
+    def _now(self) -> str:
+        return _iso(self.clock())
+
+    # ---- users
+
+    def add_user(self, email: str, role: str, *, name: str = "", password: str | None = None, by: str = "") -> User:
+        """Add a team member; with a password they can sign in at once (else through OIDC or an invite)."""
+        email, role = normalize_email(email), check_role(role)
+        digest = hash_password(password) if password is not None else None
+        now = self._now()
+        with self._db.write() as conn:
+            if _user_row(conn, email) is not None:
+                raise InputError(f"{email} is already a user", hint="change their role instead.")
+            conn.execute(S.users.insert().values(email=email, name=name.strip(), role=role, password_hash=digest,
+                                                 created_at=now, created_by=by, updated_at=now, updated_by=by))
+            return _to_user(_user_row(conn, email))
+
+    def get_user(self, email: str) -> User | None:
+        """The user with this address, or None."""
+        with self._db.read() as conn:
+            row = _user_row(conn, normalize_email(email))
+            return _to_user(row) if row is not None else None
+
+    def list_users(self) -> list[User]:
+        """Every user, by address."""
+        with self._db.read() as conn:
+            return [_to_user(r) for r in conn.execute(sa.select(S.users).order_by(S.users.c.email))]
+
+    def update_user(self, email: str, *, role: str | None = None, disabled: bool | None = None,
+                    by: str = "") -> User:
+        """Change a user's role or disable them; disabling (or a new role) ends their sessions."""
+        values: dict[str, Any] = {}
+        if role is not None:
+            values["role"] = check_role(role)
+        if disabled is not None:
+            values["disabled"] = bool(disabled)
+        with self._db.write() as conn:
+            row = _required_user(conn, email)
+            if values:
+                _guard_last_admin(conn, row, values)
+                conn.execute(S.users.update().where(S.users.c.id == row.id)
+                             .values(**values, updated_at=self._now(), updated_by=by))
+                conn.execute(S.sessions.delete().where(S.sessions.c.user_id == row.id))
+            return _to_user(_user_row(conn, row.email))
+
+    def set_password(self, email: str, password: str, *, by: str = "") -> None:
+        """Set a user's password (ends their sessions and any pending invite)."""
+        digest = hash_password(password)
+        with self._db.write() as conn:
+            row = _required_user(conn, email)
+            conn.execute(S.users.update().where(S.users.c.id == row.id).values(
+                password_hash=digest, invite_hash=None, invite_expires_at=None, updated_at=self._now(), updated_by=by))
+            conn.execute(S.sessions.delete().where(S.sessions.c.user_id == row.id))
+
+    def invite(self, email: str, *, by: str = "") -> str:
+        """A one-time invite token (valid INVITE_LIFETIME) with which the user sets their password."""
+        token = new_token()
+        with self._db.write() as conn:
+            row = _required_user(conn, email)
+            conn.execute(S.users.update().where(S.users.c.id == row.id).values(
+                invite_hash=token_digest(token), invite_expires_at=_iso(self.clock() + INVITE_LIFETIME),
+                updated_at=self._now(), updated_by=by))
+        return token
+
+    def accept_invite(self, token: str, password: str) -> Session:
+        """Set the password of the invite's user, use the invite up, and sign them in."""
+        digest = hash_password(password)
+        with self._db.write() as conn:
+            row = conn.execute(sa.select(S.users).where(S.users.c.invite_hash == token_digest(str(token)))).first()
+            if row is None or row.disabled or (row.invite_expires_at or "") < self._now():
+                raise SignInError("this invite link is not valid (used, expired or replaced)",
+                                  hint="ask an admin for a new one: labeler users invite EMAIL.")
+            conn.execute(S.users.update().where(S.users.c.id == row.id).values(
+                password_hash=digest, invite_hash=None, invite_expires_at=None, updated_at=self._now(),
+                updated_by=row.email))
+            return self._new_session(conn, row)
+
+    # ---- sign-in and sessions
+
+    def sign_in(self, email: str, password: str) -> Session:
+        """A session for the right password; a SignInError (the same for any wrong address or password),
+        or, after MAX_FAILURES, a throttled refusal that checks nothing until LOCKOUT ends."""
+        try:
+            email = normalize_email(email)
+        except InputError:
+            raise SignInError("wrong e-mail address or password") from None
+        now = self._now()
+        with self._db.read() as conn:
+            locked = conn.execute(sa.select(S.login_failures.c.locked_until)
+                                  .where(S.login_failures.c.email == email)).scalar()
+            row = _user_row(conn, email)
+        if locked and locked > now:
+            raise SignInError("too many failed sign-ins for this address",
+                              hint=f"try again after {locked.replace('T', ' ').rstrip('Z')} UTC, or ask an admin.")
+        ok = verify_password(row.password_hash if row is not None else None, password)
+        if not ok or row is None or row.disabled:
+            with self._db.write() as conn:  # committed before the refusal is raised
+                self._count_failure(conn, email)
+            raise SignInError("wrong e-mail address or password")
+        with self._db.write() as conn:
+            conn.execute(S.login_failures.delete().where(S.login_failures.c.email == email))
+            return self._new_session(conn, row)
+
+    def _count_failure(self, conn: Connection, email: str) -> None:
+        f, now = S.login_failures, self.clock()
+        row = conn.execute(sa.select(f).where(f.c.email == email)).first()
+        if row is None or row.first_at < _iso(now - FAILURE_WINDOW):
+            conn.execute(f.delete().where(f.c.email == email))
+            conn.execute(f.insert().values(email=email, failures=1, first_at=_iso(now)))
+            return
+        failures = row.failures + 1
+        locked = _iso(now + LOCKOUT) if failures >= MAX_FAILURES else None
+        conn.execute(f.update().where(f.c.email == email).values(failures=failures, locked_until=locked))
+
+    def _new_session(self, conn: Connection, row: Any) -> Session:
+        hours = float(_settings(conn)["session_hours"])
+        token, now = new_token(), self.clock()
+        expires = _iso(now + timedelta(hours=hours))
+        conn.execute(S.sessions.delete().where(S.sessions.c.expires_at < _iso(now)))  # tidy up
+        conn.execute(S.sessions.insert().values(token_hash=token_digest(token), user_id=row.id,
+                                                created_at=_iso(now), expires_at=expires))
+        return Session(token, _to_user(row), expires)
+
+    def session_user(self, token: str | None) -> User | None:
+        """The user of a live session (re-read every time, so a new role or a disable applies at once)."""
+        if not token:
+            return None
+        s, u = S.sessions, S.users
+        with self._db.read() as conn:
+            row = conn.execute(sa.select(u).join(s, s.c.user_id == u.c.id).where(
+                s.c.token_hash == token_digest(token), s.c.expires_at > self._now(), u.c.disabled == sa.false())).first()
+            return _to_user(row) if row is not None else None
+
+    def sign_out(self, token: str | None) -> None:
+        """End a session (nothing happens for an unknown one)."""
+        if token:
+            with self._db.write() as conn:
+                conn.execute(S.sessions.delete().where(S.sessions.c.token_hash == token_digest(token)))
+
+    # ---- team settings
+
+    def settings(self) -> dict[str, Any]:
+        """Every team setting (defaults filled in)."""
+        with self._db.read() as conn:
+            return _settings(conn)
+
+    def set_setting(self, key: str, value: Any, *, by: str = "") -> None:
+        """Change one team setting (checked: known key, sensible value)."""
+        value = _check_setting(key, value)
+        t = S.team_settings
+        with self._db.write() as conn:
+            conn.execute(t.delete().where(t.c.key == key))
+            conn.execute(t.insert().values(key=key, value=value, updated_at=self._now(), updated_by=by))
+
+
+def _user_row(conn: Connection, email: str) -> Any:
+    return conn.execute(sa.select(S.users).where(S.users.c.email == email)).first()
+
+
+def _required_user(conn: Connection, email: str) -> Any:
+    email = normalize_email(email)
+    row = _user_row(conn, email)
+    if row is None:
+        raise InputError(f"no user {email}", hint="add them first: labeler users add EMAIL --role ROLE.")
+    return row
+
+
+def _guard_last_admin(conn: Connection, row: Any, values: Mapping[str, Any]) -> None:
+    # A team without an enabled admin could not be managed from the app any more.
+    demoted = row.role == "admin" and (values.get("role", "admin") != "admin" or values.get("disabled"))
+    if not demoted:
+        return
+    u = S.users
+    others = conn.execute(sa.select(sa.func.count()).select_from(u).where(
+        u.c.role == "admin", u.c.disabled == sa.false(), u.c.id != row.id)).scalar()
+    if not others:
+        raise InputError(f"{row.email} is the last admin", hint="make someone else admin first.")
+
+
+def _settings(conn: Connection) -> dict[str, Any]:
+    stored = {r.key: r.value for r in conn.execute(sa.select(S.team_settings))}
+    return {**DEFAULT_SETTINGS, **{k: v for k, v in stored.items() if k in DEFAULT_SETTINGS}}
+
+
+def _check_setting(key: str, value: Any) -> Any:
+    if key == "session_hours":
+        try:
+            hours = float(value)
+        except (TypeError, ValueError):
+            hours = 0.0
+        if not 0 < hours <= 24 * 90:
+            raise InputError(f"session_hours must be a number of hours between 0 and 2160, got {value!r}",
+                             hint="e.g. 12 for a working day.")
+        return hours
+    if key == "oidc_default_role":
+        if value != "none":
+            check_role(value)
+        return value
+    raise InputError(f"unknown team setting {key!r}", hint=f"known settings: {', '.join(DEFAULT_SETTINGS)}.")
