@@ -10,22 +10,22 @@ import labeler  # noqa: F401 - sets offline mode before any model library loads
 from app.access import Can
 from app.accounts import team_mode
 from labeler.bugs import record_bug
-from pages._auth import identify
-from pages._common import Keys
-from pages._loaders import store
+from views._auth import identify
+from views._common import Keys
+from views._loaders import store
 
 st.set_page_config(page_title="Golden Set Labeler", page_icon=":material/fact_check:", layout="wide")
 
 actor = st.session_state[Keys.ACTOR] = identify(store())
 pages = [
-    st.Page("pages/label.py", title="Label", icon=":material/rule:", default=True),
-    st.Page("pages/corpus.py", title="Corpus", icon=":material/library_books:"),
-    st.Page("pages/golden_set.py", title="Golden set", icon=":material/checklist:"),
-    st.Page("pages/evaluate.py", title="Evaluate", icon=":material/query_stats:"),
-    st.Page("pages/compare.py", title="Compare runs", icon=":material/compare_arrows:"),
+    st.Page("views/label.py", title="Label", icon=":material/rule:", default=True),
+    st.Page("views/corpus.py", title="Corpus", icon=":material/library_books:"),
+    st.Page("views/golden_set.py", title="Golden set", icon=":material/checklist:"),
+    st.Page("views/evaluate.py", title="Evaluate", icon=":material/query_stats:"),
+    st.Page("views/compare.py", title="Compare runs", icon=":material/compare_arrows:"),
 ]
 if actor.team and actor.can(Can.MANAGE_USERS):
-    pages.append(st.Page("pages/team.py", title="Team", icon=":material/group:"))
+    pages.append(st.Page("views/team.py", title="Team", icon=":material/group:"))
 page = st.navigation(pages)
 
 if not team_mode():

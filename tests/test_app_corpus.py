@@ -14,7 +14,7 @@ from labeler.errors import CorpusError
 from labeler.paths import SAMPLE_CORPUS
 from storage.store import open_store
 
-PAGE = "pages/corpus.py"
+PAGE = "views/corpus.py"
 
 
 def test_corpus_page_shows_counts_model_index_and_browses(app_home):

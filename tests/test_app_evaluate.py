@@ -10,8 +10,8 @@ from labeler.corpus import load_corpus
 from labeler.paths import SAMPLE_CORPUS
 from storage.store import open_store
 
-PAGE = "pages/evaluate.py"
-COMPARE = "pages/compare.py"
+PAGE = "views/evaluate.py"
+COMPARE = "views/compare.py"
 RUN = "FormSubmitter:run-config-Run evaluation"
 
 

@@ -17,7 +17,7 @@ from labeler.golden import parse_golden_jsonl
 from labeler.paths import SAMPLE_CORPUS
 from storage.store import open_store
 
-PAGE = "pages/golden_set.py"
+PAGE = "views/golden_set.py"
 
 
 def load_demo():

@@ -5,8 +5,8 @@ import pandas as pd
 import streamlit as st
 
 from app import accounts as acc
-from pages._common import act, actor, guard, show_flash
-from pages._loaders import store
+from views._common import act, actor, guard, show_flash
+from views._loaders import store
 from storage.accounts import ROLES
 
 st.title("Team", anchor=False)

@@ -11,9 +11,9 @@ from app import label as lb
 from app import workspace as ws
 from app.access import Can
 from labeler.text import inert
-from pages._cards import candidate_card, demo_offer_box, keyboard_bar, question_picker
-from pages._common import Keys, act, actor, flash, guard, show_flash
-from pages._loaders import keyword_hits, pooled, workspace
+from views._cards import candidate_card, demo_offer_box, keyboard_bar, question_picker
+from views._common import Keys, act, actor, flash, guard, show_flash
+from views._loaders import keyword_hits, pooled, workspace
 
 st.title("Label", anchor=False)
 s, path, corp, ret = workspace()

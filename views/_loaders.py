@@ -14,7 +14,7 @@ import streamlit as st
 from app import workspace as ws
 from app.label import search_results
 from labeler.config import RunConfig
-from pages._common import guard
+from views._common import guard
 from storage import default_db_url, open_store
 
 LABEL_CONFIG = RunConfig()  # the Label page pools candidates with the default dense + BM25 setup

@@ -6,10 +6,10 @@ import streamlit as st
 
 from app import golden_set as gs
 from app.access import Can
-from pages._common import Keys, act, actor, guard, show_flash
-from pages._loaders import workspace
-from pages._health import health_section
-from pages._upload import upload_section
+from views._common import Keys, act, actor, guard, show_flash
+from views._loaders import workspace
+from views._health import health_section
+from views._upload import upload_section
 from storage import default_db_url
 
 st.title("Golden set", anchor=False)

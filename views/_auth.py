@@ -8,7 +8,7 @@ import streamlit as st
 from app import accounts as acc
 from app.access import Actor, local_actor
 from labeler.errors import LabelerError
-from pages._common import Keys
+from views._common import Keys
 
 TOKEN = "_session_token"
 

@@ -12,8 +12,8 @@ from labeler.paths import SAMPLE_CORPUS
 from labeler.text import inert
 from app.access import Can
 from app.corpus_files import corpus_roots
-from pages._common import act, actor, flash, guard, show_flash
-from pages._loaders import workspace
+from views._common import act, actor, flash, guard, show_flash
+from views._loaders import workspace
 
 PENDING = "corpus_pending"
 

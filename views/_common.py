@@ -1,6 +1,6 @@
 """What every page shares besides its data: named session keys, the guards that show a user
 error instead of a traceback, messages kept across a callback, and who the annotator is.
-(The cached store, corpus and retriever are in `pages/_loaders.py`.)"""
+(The cached store, corpus and retriever are in `views/_loaders.py`.)"""
 from __future__ import annotations
 
 from collections.abc import Callable

@@ -7,8 +7,8 @@ import streamlit as st
 
 from app import compare as cmp
 from app import evaluate as ev
-from pages._common import guard
-from pages._loaders import saved_runs, store
+from views._common import guard
+from views._loaders import saved_runs, store
 from storage import default_db_url
 
 st.title("Compare runs", anchor=False)

@@ -6,9 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from app import evaluate as ev
-from pages._common import Keys, actor, guard
-from pages._loaders import retriever, saved_runs, workspace
-from pages._config_form import config_form
+from views._common import Keys, actor, guard
+from views._loaders import retriever, saved_runs, workspace
+from views._config_form import config_form
 
 st.title("Evaluate", anchor=False)
 s, path, corp, _ = workspace(with_retriever=False)

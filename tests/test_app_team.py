@@ -1,0 +1,149 @@
+"""AppTest: team mode as a signed-in user sees it — sign-in gate on every page, roles in the UI
+and in the actions behind it, the URL's annotator ignored, expired sessions, no tracebacks."""
+from __future__ import annotations
+
+import time
+
+import pytest
+from browser_support import app_home, sample_embeddings, texts  # noqa: F401 - fixtures
+from streamlit.testing.v1 import AppTest
+
+from conftest import REPO
+from storage.store import open_store
+
+PASSWORD = "a long enough password"
+PAGES = ["views/label.py", "views/corpus.py", "views/golden_set.py", "views/evaluate.py", "views/compare.py"]
+
+
+@pytest.fixture
+def team(app_home, monkeypatch):
+    monkeypatch.setenv("LABELER_TEAM", "1")
+    store = open_store()
+    for email, role in (("boss@example.org", "admin"), ("ann@example.org", "annotator"),
+                        ("vic@example.org", "viewer")):
+        store.accounts.add_user(email, role, password=PASSWORD)
+    return store
+
+
+def start(query: dict | None = None) -> AppTest:
+    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=120)
+    for key, value in (query or {}).items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def sign_in(at: AppTest, email: str, password: str = PASSWORD) -> AppTest:
+    at.text_input(key="sign_in_email").input(email)
+    at.text_input(key="sign_in_password").input(password)
+    at.button(key="FormSubmitter:sign-in-Sign in").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def signed_in_as(at: AppTest) -> str:
+    return next((c for c in texts(at.caption) if c.startswith("Signed in as")), "")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_page_needs_sign_in(team, page):
+    at = start()
+    at.switch_page(page).run()
+    assert not at.exception
+    assert texts(at.title) == ["Golden Set Labeler"] and at.text_input(key="sign_in_password")
+    assert not at.dataframe and not at.metric  # nothing of the golden set or the corpus is shown
+
+
+def test_sign_in_shows_who_and_role_and_sign_out_ends_it(team):
+    at = sign_in(start(), "ANN@example.org ")
+    assert signed_in_as(at) == "Signed in as **ann@example.org** · annotator"
+    at.button(key="sign-out").click().run()
+    assert at.text_input(key="sign_in_password") and not signed_in_as(at)
+
+
+def test_wrong_password_is_refused_then_throttled(team):
+    at = start()
+    for _ in range(5):
+        sign_in(at, "ann@example.org", "not the password")
+        assert texts(at.error) == ["wrong e-mail address or password"]
+    sign_in(at, "ann@example.org")  # the right one, but locked now
+    assert texts(at.error)[0].startswith("too many failed sign-ins for this address")
+    assert not signed_in_as(at)
+
+
+def test_an_expired_session_asks_to_sign_in_again_and_saves_nothing(team):
+    team.accounts.set_setting("session_hours", 1 / 3600)  # one second
+    at = sign_in(start(), "ann@example.org")
+    assert signed_in_as(at)
+    time.sleep(1.5)
+    at.run()
+    assert any("session has ended" in w for w in texts(at.warning))
+    assert at.text_input(key="sign_in_password") and not signed_in_as(at)
+
+
+def test_annotator_sees_no_admin_controls_and_grades_as_themselves(team):
+    at = sign_in(start({"annotator": "someone-else"}), "ann@example.org")
+    at.text_input(key="new_question").input("How many vacation days do new employees get?")
+    at.button(key="FormSubmitter:new-question-form-Add question").click().run()
+    assert not at.exception, at.exception
+    grade_button = next(b for b in at.button if b.key and b.key.startswith("cand-0") and b.label.startswith("2"))
+    grade_button.click().run()
+    assert not at.exception, at.exception
+    [judgment] = team.judgments()
+    assert judgment.annotator == "ann@example.org" and team.get_question(judgment.query_id).author == "ann@example.org"
+    at.switch_page("views/corpus.py").run()
+    assert not {"open-path", "open-sample", "open-upload"} & {b.key for b in at.button}
+    assert any("Only an admin can open another corpus" in c for c in texts(at.caption))
+    at.switch_page("views/golden_set.py").run()
+    assert not at.exception and "import-golden" not in {b.key for b in at.button} and not at.get("file_uploader")
+    with pytest.raises(Exception):  # the Team page is not in an annotator's navigation
+        at.switch_page("views/team.py").run()
+
+
+def test_viewer_reads_but_cannot_grade(team):
+    admin = sign_in(start(), "boss@example.org")
+    admin.button(key="load-demo").click().run()
+    assert not admin.exception, admin.exception
+    before = len(team.judgments())
+    at = sign_in(start(), "vic@example.org")
+    assert any("viewer" in m and "not write or grade" in m for m in texts(at.info))
+    grade_button = next(b for b in at.button if b.key and b.key.startswith("cand-0") and b.label.startswith("0"))
+    grade_button.click().run()
+    assert any("is a viewer and may not grade documents" in e for e in texts(at.error))
+    assert len(team.judgments()) == before
+
+
+def test_admin_manages_the_team_and_a_new_role_applies_at_the_next_click(team):
+    at = sign_in(start(), "boss@example.org")
+    at.switch_page("views/team.py").run()
+    assert not at.exception, at.exception
+    assert set(at.dataframe[0].value["email"]) == {"boss@example.org", "ann@example.org", "vic@example.org"}
+    annotator = sign_in(start(), "ann@example.org")
+    team.accounts.update_user("ann@example.org", role="viewer", by="boss@example.org")  # also ends their sessions
+    annotator.run()
+    assert annotator.text_input(key="sign_in_password") and not signed_in_as(annotator)
+
+
+def test_an_unexpected_error_shows_an_id_not_a_traceback(team, monkeypatch):
+    import app.label
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("secret internals /etc/shadow")
+
+    monkeypatch.setattr(app.label, "label_progress", broken)
+    at = sign_in(start(), "boss@example.org")
+    at.button(key="load-demo").click().run()
+    assert not at.exception  # the page caught it
+    [error] = texts(at.error)
+    assert "error id" in error and "secret" not in error and "RuntimeError" not in error
+    incident = error.split("**")[1]
+    log = (team_home() / "logs" / "errors.log").read_text(encoding="utf-8")
+    assert incident in log and "RuntimeError: secret internals" in log
+
+
+def team_home():
+    import os
+    from pathlib import Path
+
+    return Path(os.environ["LABELER_HOME"])
