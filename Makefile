@@ -18,8 +18,7 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 run: install
-	$(PY) -m streamlit run streamlit_app.py --server.headless true --server.port $(PORT) \
-		--server.address 127.0.0.1 --browser.gatherUsageStats false
+	$(VENV)/bin/labeler app --port $(PORT)  # local: 127.0.0.1 only, no sign-in (team mode: README)
 
 chromium:
 	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium)

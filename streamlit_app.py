@@ -15,6 +15,8 @@ from views._common import Keys
 from views._loaders import store
 
 st.set_page_config(page_title="Golden Set Labeler", page_icon=":material/fact_check:", layout="wide")
+if team_mode():  # also when started without `labeler app --team`'s flags
+    st.set_option("client.showErrorDetails", "none")
 
 actor = st.session_state[Keys.ACTOR] = identify(store())
 pages = [
