@@ -132,11 +132,12 @@ def worst_questions(report: EvalReport, metric: str, n: int = 10) -> list[dict[s
 
 
 def history_rows(saved: Sequence[RunSummary]) -> list[dict[str, Any]]:
-    """The saved-run table: id, time, name, config and golden-set hashes, headline means at 10."""
+    """The saved-run table: id, time, who ran it, name, config and golden-set hashes, headline means at 10."""
     rows = []
     for r in saved:
         metrics = r.summary.get("metrics", {})
-        rows.append({"run": r.run_id, "created": r.created_at, "name": r.name, "config": r.config_hash,
+        rows.append({"run": r.run_id, "created": r.created_at, "by": r.created_by, "name": r.name,
+                     "config": r.config_hash,
                      "golden": (r.golden_hash or "")[7:15],
                      **{m: metrics.get(m) for m in headline_measures(DEFAULT_CUTOFF)}})
     return rows
