@@ -63,7 +63,8 @@ class Actor:
     def require(self, action: Can) -> None:
         """Raise AccessDenied unless the role allows `action`."""
         if not self.can(action):
-            raise AccessDenied(f"{self.name or 'this user'} is a {self.role.value} and may not {action.value}",
+            role = f"{'an' if self.role.value[0] in 'aeiou' else 'a'} {self.role.value}"  # an admin, a viewer
+            raise AccessDenied(f"{self.name or 'this user'} is {role} and may not {action.value}",
                                hint="ask an admin for another role if you need it.")
 
     @property

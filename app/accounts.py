@@ -16,7 +16,7 @@ from typing import Any
 from app.access import Actor, Can, Role
 from labeler.errors import AccessDenied, InputError, SignInError
 from storage import Store
-from storage.accounts import DEFAULT_SETTINGS, User
+from storage.accounts import User
 
 TEAM_ENV = "LABELER_TEAM"  # set by `labeler app --team`
 PUBLIC_URL_ENV = "LABELER_PUBLIC_URL"  # where invite links point
@@ -77,7 +77,12 @@ def oidc_actor(store: Store, email: str | None, name: str | None = None) -> Acto
         if default == "none":
             raise AccessDenied(f"{email.strip().lower()} is not on this team",
                                hint="ask an admin to add you: labeler users add EMAIL --role annotator.")
-        user = store.accounts.add_user(email, default, name=name or "", by="(first sign-in)")
+        try:
+            user = store.accounts.add_user(email, default, name=name or "", by="(first sign-in)")
+        except InputError:  # a simultaneous first sign-in (another tab) added them a moment ago
+            user = store.accounts.get_user(email)
+            if user is None:
+                raise
     if user.disabled:
         raise AccessDenied(f"{user.email} is disabled on this team", hint="ask an admin.")
     return actor_of(user)

@@ -28,6 +28,18 @@ def check_password_rules(password: str) -> None:
                          hint="use a longer passphrase, e.g. four unrelated words.")
     if len(password) > MAX_PASSWORD:
         raise InputError(f"a password may have at most {MAX_PASSWORD} characters", hint="use a shorter one.")
+    if not _encodable(password):
+        raise InputError("the password holds bytes that are not text (a terminal not set to UTF-8?)",
+                         hint="type it again in a UTF-8 terminal, or use other characters.")
+
+
+def _encodable(password: str) -> bool:
+    # argon2 hashes UTF-8 bytes; a lone surrogate (undecodable terminal input) has none.
+    try:
+        password.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def hash_password(password: str) -> str:
@@ -40,7 +52,7 @@ def verify_password(password_hash: str | None, password: str) -> bool:
     """True when `password` matches; with no hash, a dummy verify of equal cost, then False (no timing oracle)."""
     from argon2.exceptions import InvalidHashError, VerificationError
 
-    if not isinstance(password, str) or len(password) > MAX_PASSWORD:
+    if not isinstance(password, str) or len(password) > MAX_PASSWORD or not _encodable(password):
         return False
     hasher = _hasher()
     try:

@@ -6,10 +6,12 @@ tokens are hashed by `labeler.passwords`: the database holds no password and no 
 
 Sign-in throttling is per address (known or not, so the answer does not tell which exist):
 after MAX_FAILURES failures within FAILURE_WINDOW the address is locked for LOCKOUT, and no
-password is even checked until it ends.
+password is even checked until it ends. Each attempt is counted (under the write lock) before its
+password is checked and uncounted by a success, so parallel attempts cannot each get a guess in.
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -127,6 +129,8 @@ class Accounts:
             values["disabled"] = bool(disabled)
         with self._db.write() as conn:
             row = _required_user(conn, email)
+            # Only a real change ends sessions: `users set --enable` on an enabled user signs no one out.
+            values = {k: v for k, v in values.items() if v != (bool(row.disabled) if k == "disabled" else row.role)}
             if values:
                 _guard_last_admin(conn, row, values)
                 conn.execute(S.users.update().where(S.users.c.id == row.id)
@@ -175,33 +179,39 @@ class Accounts:
             email = normalize_email(email)
         except InputError:
             raise SignInError("wrong e-mail address or password") from None
-        now = self._now()
-        with self._db.read() as conn:
-            locked = conn.execute(sa.select(S.login_failures.c.locked_until)
-                                  .where(S.login_failures.c.email == email)).scalar()
+        with self._db.write() as conn:  # committed before the password is checked
+            locked = self._count_attempt(conn, email)
             row = _user_row(conn, email)
-        if locked and locked > now:
+        if locked:
             raise SignInError("too many failed sign-ins for this address",
                               hint=f"try again after {locked.replace('T', ' ').rstrip('Z')} UTC, or ask an admin.")
         ok = verify_password(row.password_hash if row is not None else None, password)
         if not ok or row is None or row.disabled:
-            with self._db.write() as conn:  # committed before the refusal is raised
-                self._count_failure(conn, email)
-            raise SignInError("wrong e-mail address or password")
+            raise SignInError("wrong e-mail address or password")  # the attempt is already counted
         with self._db.write() as conn:
+            current = conn.execute(sa.select(S.users).where(S.users.c.id == row.id)).first()
+            if current is None or current.disabled or current.password_hash != row.password_hash:
+                raise SignInError("wrong e-mail address or password")  # disabled or reset while checking
             conn.execute(S.login_failures.delete().where(S.login_failures.c.email == email))
-            return self._new_session(conn, row)
+            return self._new_session(conn, current)
 
-    def _count_failure(self, conn: Connection, email: str) -> None:
+    def _count_attempt(self, conn: Connection, email: str) -> str | None:
+        """Count a sign-in attempt as a failure before its password is checked (a success removes the
+        count); the end of the lock instead when the address is locked (the attempt is then not counted)."""
         f, now = S.login_failures, self.clock()
-        row = conn.execute(sa.select(f).where(f.c.email == email)).first()
-        if row is None or row.first_at < _iso(now - FAILURE_WINDOW):
-            conn.execute(f.delete().where(f.c.email == email))
-            conn.execute(f.insert().values(email=email, failures=1, first_at=_iso(now)))
-            return
-        failures = row.failures + 1
+        window_start, at = _iso(now - FAILURE_WINDOW), _iso(now)
+        # Tidy up: addresses tried long ago and not locked (an address sprayer must not grow the table).
+        conn.execute(f.delete().where(f.c.first_at < window_start,
+                                      sa.or_(f.c.locked_until.is_(None), f.c.locked_until < at)))
+        conn.execute(_insert_ignore(conn.dialect.name).values(email=email, failures=0, first_at=at))
+        row = conn.execute(sa.select(f).where(f.c.email == email).with_for_update()).one()
+        if row.locked_until and row.locked_until > at:
+            return row.locked_until
+        failures, first = (1, at) if row.first_at < window_start else (row.failures + 1, row.first_at)
         locked = _iso(now + LOCKOUT) if failures >= MAX_FAILURES else None
-        conn.execute(f.update().where(f.c.email == email).values(failures=failures, locked_until=locked))
+        conn.execute(f.update().where(f.c.email == email).values(failures=failures, first_at=first,
+                                                                 locked_until=locked))
+        return None
 
     def _new_session(self, conn: Connection, row: Any) -> Session:
         hours = float(_settings(conn)["session_hours"])
@@ -256,6 +266,17 @@ def _required_user(conn: Connection, email: str) -> Any:
     return row
 
 
+@functools.lru_cache(maxsize=4)
+def _insert_ignore(dialect: str):
+    # INSERT ... ON CONFLICT DO NOTHING: the first attempt at an address creates its row, and two
+    # at once do not fail on the primary key (PostgreSQL has no BEGIN IMMEDIATE to queue them).
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert(S.login_failures).on_conflict_do_nothing(index_elements=[S.login_failures.c.email])
+
+
 def _guard_last_admin(conn: Connection, row: Any, values: Mapping[str, Any]) -> None:
     # A team without an enabled admin could not be managed from the app any more.
     demoted = row.role == "admin" and (values.get("role", "admin") != "admin" or values.get("disabled"))
@@ -276,7 +297,7 @@ def _settings(conn: Connection) -> dict[str, Any]:
 def _check_setting(key: str, value: Any) -> Any:
     if key == "session_hours":
         try:
-            hours = float(value)
+            hours = 0.0 if isinstance(value, bool) else float(value)
         except (TypeError, ValueError):
             hours = 0.0
         if not 0 < hours <= 24 * 90:

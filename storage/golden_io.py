@@ -101,7 +101,8 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
             incoming = {(existing[g.query_id], d): grade for g in old for d, grade in g.relevance.items()}
             replaced = conn.execute(sa.select(j.c.question_id, j.c.doc_id, j.c.annotator, j.c.grade)
                                     .where(j.c.annotator == IMPORT_ANNOTATOR, j.c.question_id.in_(old_ids)))
-            keep_history(conn, [dict(question_id=r.question_id, doc_id=r.doc_id, annotator=r.annotator)
+            keep_history(conn, [dict(question_id=r.question_id, doc_id=r.doc_id, annotator=r.annotator,
+                                     updated_at=now)  # replaced when the file's grades are given
                                 for r in replaced if incoming.get((r.question_id, r.doc_id)) != r.grade],
                          change="import")
             conn.execute(j.delete().where(j.c.annotator == IMPORT_ANNOTATOR, j.c.question_id.in_(old_ids)))

@@ -151,24 +151,28 @@ def keep_history(conn: Connection, rows: list[dict[str, Any]], *, change: str, b
     """Copy the stored judgments these rows replace (or, for a clear, remove) into the history.
 
     `rows` name question_id, doc_id, annotator and, unless clearing, the new grade and note; a row
-    that changes neither keeps no history.
+    that changes neither keeps no history. A row's `updated_at` (when the new grade is given) is
+    the replaced time; without one, now.
     """
-    if not rows:
-        return
     j, h = S.judgments, S.judgment_history
     keys = {(r["question_id"], r["doc_id"], r["annotator"]): r for r in rows}
-    found = conn.execute(sa.select(j).where(sa.tuple_(j.c.question_id, j.c.doc_id, j.c.annotator).in_(list(keys))))
     now = utc_now()
-    old = []
-    for row in found:
-        new = keys[(row.question_id, row.doc_id, row.annotator)]
-        if change == "regraded" and new.get("grade") == row.grade and (new.get("note") or "") == row.note:
-            continue
-        old.append(dict(question_id=row.question_id, doc_id=row.doc_id, annotator=row.annotator, grade=row.grade,
-                        note=row.note, given_at=row.updated_at, replaced_at=now,
-                        replaced_by=by or row.annotator, change=change))
-    if old:
-        conn.execute(h.insert(), old)
+    # In CHUNKs: three variables per row, and SQLite's default limit is 32,766 (a re-import of a
+    # rescaled golden set replaces every grade of up to CHUNK questions at once).
+    for some in chunks(list(keys)):
+        found = conn.execute(sa.select(j).where(sa.tuple_(j.c.question_id, j.c.doc_id, j.c.annotator).in_(some))
+                             .order_by(j.c.id))
+        old = []
+        for row in found:
+            new = keys[(row.question_id, row.doc_id, row.annotator)]
+            if change == "regraded" and new.get("grade") == row.grade and (new.get("note") or "") == row.note:
+                continue
+            # A regrade replaces the old grade when the new one is given: the history reads gap-free.
+            old.append(dict(question_id=row.question_id, doc_id=row.doc_id, annotator=row.annotator, grade=row.grade,
+                            note=row.note, given_at=row.updated_at, replaced_at=new.get("updated_at") or now,
+                            replaced_by=by or row.annotator, change=change))
+        if old:
+            conn.execute(h.insert(), old)
 
 
 @functools.lru_cache(maxsize=4)
@@ -300,10 +304,12 @@ def grade_history(conn: Connection, query_id: str, *, collection: str) -> list[G
     """Every grade given on a question, current and replaced, oldest first."""
     row = question_row(conn, collection, query_id)
     j, h = S.judgments, S.judgment_history
+    # History in the order it was written (ids), then the current grades; the sort is stable, so
+    # grades given within one second (times have second precision) keep that order.
     events = [GradeEvent(r.doc_id, r.annotator, r.grade, r.note, r.given_at, r.replaced_at, r.replaced_by, r.change)
-              for r in conn.execute(sa.select(h).where(h.c.question_id == row.id))]
+              for r in conn.execute(sa.select(h).where(h.c.question_id == row.id).order_by(h.c.id))]
     events += [GradeEvent(r.doc_id, r.annotator, r.grade, r.note, r.updated_at)
-               for r in conn.execute(sa.select(j).where(j.c.question_id == row.id))]
+               for r in conn.execute(sa.select(j).where(j.c.question_id == row.id).order_by(j.c.annotator))]
     return sorted(events, key=lambda e: (e.doc_id, e.given_at, e.replaced_at or "~"))
 
 

@@ -75,12 +75,17 @@ _DB = click.option("--db", default=None, metavar="URL_OR_PATH", help="Database (
 @handle_errors
 def users_add(email: str, role: str, name: str, invite: bool, oidc: bool, db: str | None) -> None:
     """Add a team member: asks for their password, or prints an invite link (--invite)."""
+    from storage.accounts import normalize_email
+
     if invite and oidc:
         raise InputError("--invite and --oidc exclude each other", hint="pick one way for them to sign in.")
+    email = normalize_email(email)  # the address and the duplicate are checked before anyone types a password
+    store = _store(db)
+    if store.accounts.get_user(email) is not None:
+        raise InputError(f"{email} is already a user", hint="change their role: labeler users set EMAIL --role ROLE.")
     password = None
     if not invite and not oidc:
         password = click.prompt("Password", hide_input=True, confirmation_prompt=True, err=True)
-    store = _store(db)
     user = store.accounts.add_user(email, role, name=name, password=password, by="(cli)")
     click.echo(f"Added {user.email} as {user.role}.")
     if invite:

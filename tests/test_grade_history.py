@@ -1,0 +1,198 @@
+"""Grade history: a regrade, a clear or a re-import keeps the grade it replaces in judgment_history
+(who, when, what change); `store.grade_history` shows current and replaced grades in order.
+Deleting a question deletes its history with it (ON DELETE CASCADE): history is about the
+grades of questions that exist, and a deleted question leaves nothing behind."""
+from __future__ import annotations
+
+import sqlite3
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from sqlalchemy import event
+
+from app.access import Actor, Role
+from app.golden_set import grade_history_rows
+from app.label import grade
+from labeler.golden import GoldenQuery, GoldenSet
+from storage import IMPORT_ANNOTATOR, open_store
+
+
+class Ticking:
+    """utc_now() that moves one minute per call, so every write has its own time."""
+
+    def __init__(self) -> None:
+        self.at = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
+
+    def __call__(self) -> str:
+        self.at += timedelta(minutes=1)
+        return self.at.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    monkeypatch.setattr("storage.questions.utc_now", Ticking())
+    s = open_store(tmp_path / "l.db", synchronous="NORMAL")
+    s.add_question("How many vacation days?", query_id="q1", author="ann")
+    yield s
+    s.close()
+
+
+def history_rows(store) -> list[tuple]:
+    con = sqlite3.connect(store.engine.url.database)
+    try:
+        return con.execute("SELECT doc_id, annotator, grade, note, change, replaced_by FROM judgment_history "
+                           "ORDER BY id").fetchall()
+    finally:
+        con.close()
+
+
+def events(store, qid: str = "q1") -> list[tuple]:
+    return [(e.doc_id, e.annotator, e.grade, e.change or "current") for e in store.grade_history(qid)]
+
+
+def golden(*queries: tuple[str, dict[str, int]]) -> GoldenSet:
+    return GoldenSet(tuple(GoldenQuery(qid, f"Question {qid}?", relevance=rel) for qid, rel in queries))
+
+
+def test_regrade_keeps_the_previous_grade_with_who_and_when(store):
+    store.set_judgment("q1", "d1", 1, annotator="ann", note="only partly")
+    first = store.judgments(query_id="q1")[0]
+    store.set_judgment("q1", "d1", 3, annotator="ann")
+    [old, current] = store.grade_history("q1")
+    assert (old.grade, old.note, old.annotator, old.change, old.replaced_by) == (1, "only partly", "ann",
+                                                                               "regraded", "ann")
+    assert old.given_at == first.updated_at and old.replaced_at > old.given_at
+    assert (current.grade, current.replaced_at, current.change) == (3, None, "")
+    assert current.given_at == old.replaced_at  # the regrade's time
+
+
+def test_the_same_grade_again_adds_no_history(store):
+    store.set_judgment("q1", "d1", 2, annotator="ann", note="n")
+    store.set_judgment("q1", "d1", 2, annotator="ann", note="n")
+    assert history_rows(store) == []
+    store.set_judgment("q1", "d1", 2, annotator="ann", note="another reason")  # a changed note is a change
+    assert history_rows(store) == [("d1", "ann", 2, "n", "regraded", "ann")]
+
+
+def test_other_annotators_grades_are_separate(store):
+    store.set_judgment("q1", "d1", 2, annotator="ann")
+    store.set_judgment("q1", "d1", 0, annotator="bob")  # bob's first grade replaces nothing
+    assert history_rows(store) == []
+
+
+def test_clear_records_cleared(store):
+    store.set_judgment("q1", "d1", 2, annotator="ann")
+    assert store.clear_judgment("q1", "d1", annotator="ann")
+    assert history_rows(store) == [("d1", "ann", 2, "", "cleared", "ann")]
+    assert events(store) == [("d1", "ann", 2, "cleared")]
+    assert not store.clear_judgment("q1", "d1", annotator="ann")  # nothing left: no second row
+    assert len(history_rows(store)) == 1
+
+
+def test_grade_history_is_current_plus_replaced_by_document_then_time(store):
+    store.set_judgment("q1", "d2", 1, annotator="ann")
+    store.set_judgment("q1", "d1", 0, annotator="ann")
+    store.set_judgment("q1", "d1", 2, annotator="bob")
+    store.set_judgment("q1", "d1", 1, annotator="ann")
+    store.set_judgment("q1", "d1", 3, annotator="ann")
+    store.clear_judgment("q1", "d2", annotator="ann")
+    store.set_judgment("q1", "d2", 2, annotator="ann")
+    assert events(store) == [
+        ("d1", "ann", 0, "regraded"),  # given 09:03, replaced 09:05
+        ("d1", "bob", 2, "current"),   # given 09:04
+        ("d1", "ann", 1, "regraded"),  # given 09:05, replaced 09:06
+        ("d1", "ann", 3, "current"),   # given 09:06
+        ("d2", "ann", 1, "cleared"),
+        ("d2", "ann", 2, "current"),
+    ]
+
+
+def test_grade_history_in_one_second_keeps_the_order_of_the_writes(store, monkeypatch):
+    monkeypatch.setattr("storage.questions.utc_now", lambda: "2026-12-01T09:00:00Z")
+    for g in (1, 2, 3, 0, 2):
+        store.set_judgment("q1", "d1", g, annotator="ann")
+    assert [e.grade for e in store.grade_history("q1")] == [1, 2, 3, 0, 2]
+
+
+def test_grade_history_of_a_question_without_grades_is_empty_and_of_none_an_error(store):
+    assert store.grade_history("q1") == []
+    from labeler.errors import InputError
+
+    with pytest.raises(InputError, match="no question 'nope'"):
+        store.grade_history("nope")
+
+
+def test_app_grade_is_recorded_under_the_actor_and_shown_by_grade_history_rows(store):
+    ann = Actor("ann@example.org", Role.ANNOTATOR, team=True)
+    grade(store, ann, "q1", "d1", 1)
+    grade(store, ann, "q1", "d1", 2)
+    grade(store, ann, "q1", "d1", None)
+    grade(store, ann, "q1", "d1", 3)
+    rows = grade_history_rows(store, "q1")
+    assert [(r["grade"], r["by"], r["change"]) for r in rows] == [
+        (1, "ann@example.org", "regraded"), (2, "ann@example.org", "cleared"), (3, "", "")]
+    assert rows[-1]["replaced"] == "(current)" and rows[0]["replaced"] == rows[1]["given"]
+    assert set(rows[0]) == {"doc_id", "annotator", "grade", "given", "replaced", "by", "change", "note"}
+
+
+def test_reimport_records_import_rows_only_for_changed_or_removed_grades(store, monkeypatch):
+    monkeypatch.setattr("storage.golden_io.utc_now", Ticking())
+    store.import_golden(golden(("g1", {"d1": 2, "d2": 1, "d3": 0}), ("g2", {"d1": 1})))
+    store.set_judgment("g1", "d1", 3, annotator="ann")  # a person's grade on an imported question
+    assert history_rows(store) == []
+    store.import_golden(golden(("g1", {"d1": 2, "d2": 3, "d4": 1}), ("g2", {"d1": 1}), ("g3", {"d9": 2})))
+    assert history_rows(store) == [("d2", IMPORT_ANNOTATOR, 1, "", "import", IMPORT_ANNOTATOR),
+                                   ("d3", IMPORT_ANNOTATOR, 0, "", "import", IMPORT_ANNOTATOR)]
+    assert events(store, "g1") == [
+        ("d1", IMPORT_ANNOTATOR, 2, "current"), ("d1", "ann", 3, "current"),
+        ("d2", IMPORT_ANNOTATOR, 1, "import"), ("d2", IMPORT_ANNOTATOR, 3, "current"),
+        ("d3", IMPORT_ANNOTATOR, 0, "import"), ("d4", IMPORT_ANNOTATOR, 1, "current")]
+    [d2_old, d2_new] = [e for e in store.grade_history("g1") if e.doc_id == "d2"]
+    assert d2_old.replaced_at == d2_new.given_at > d2_old.given_at  # replaced when the new file's grade came
+    assert {(j.doc_id, j.annotator, j.grade) for j in store.judgments(query_id="g1")} == {
+        ("d1", IMPORT_ANNOTATOR, 2), ("d1", "ann", 3), ("d2", IMPORT_ANNOTATOR, 3), ("d4", IMPORT_ANNOTATOR, 1)}
+
+
+def test_reimporting_the_same_file_adds_no_history(store):
+    g = golden(("g1", {"d1": 2, "d2": 1}))
+    store.import_golden(g)
+    store.import_golden(g)
+    assert history_rows(store) == []
+
+
+def test_reimport_history_of_many_changed_grades_is_complete_under_sqlites_default_limit(store):
+    # 12,000 changed grades: one IN (...) of (question, doc, annotator) tuples would need 36,000
+    # variables, past SQLite's default limit of 32,766 (this build allows more, so it is set here).
+    @event.listens_for(store.engine, "connect")
+    def _limit(dbapi_conn, _record):
+        dbapi_conn.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, 32766)
+
+    store.engine.dispose()
+    docs = [f"d{i}" for i in range(600)]
+    store.import_golden(golden(*((f"g{q}", {d: 1 for d in docs}) for q in range(20))))
+    store.import_golden(golden(*((f"g{q}", {d: 2 for d in docs}) for q in range(20))))
+    con = sqlite3.connect(store.engine.url.database)
+    assert con.execute("SELECT count(*), min(grade), max(grade) FROM judgment_history "
+                       "WHERE change = 'import'").fetchone() == (12000, 1, 1)
+    con.close()
+
+
+def test_deleting_a_question_deletes_its_history(store):
+    store.add_question("Another?", query_id="q2")
+    for qid in ("q1", "q2"):
+        store.set_judgment(qid, "d1", 1, annotator="ann")
+        store.set_judgment(qid, "d1", 2, annotator="ann")
+    assert len(history_rows(store)) == 2
+    assert store.delete_question("q1")
+    con = sqlite3.connect(store.engine.url.database)
+    qids = con.execute("SELECT q.query_id FROM judgment_history h JOIN questions q ON q.id = h.question_id").fetchall()
+    assert qids == [("q2",)] and con.execute("SELECT count(*) FROM judgment_history").fetchone() == (1,)
+    con.close()
+    assert events(store, "q2") == [("d1", "ann", 1, "regraded"), ("d1", "ann", 2, "current")]
+
+
+def test_deleting_the_collection_deletes_the_history(store):
+    store.set_judgment("q1", "d1", 1, annotator="ann")
+    store.set_judgment("q1", "d1", 2, annotator="ann")
+    assert store.delete_collection("default")
+    assert history_rows(store) == []
