@@ -120,7 +120,8 @@ def import_golden_file(store: Store, actor: Actor, uploaded: IO[bytes], corpus: 
     imported then. Admins only."""
     actor.require(Can.IMPORT_GOLDEN)
     golden = read_for_import(uploaded, corpus=corpus, keep_scale=keep_scale, check_doc_ids=check_doc_ids)
-    return import_golden_set(store, golden, corpus=corpus, corpus_path=normalize_corpus_path(corpus_path)).summary
+    return import_golden_set(store, golden, corpus=corpus, corpus_path=normalize_corpus_path(corpus_path),
+                             by=actor.name).summary
 
 
 def require_question_owner(store: Store, actor: Actor, query_id: str) -> None:

@@ -84,4 +84,5 @@ def load_demo_golden(store: Store, actor: Actor, corpus: Corpus, corpus_path: st
     """Import the sample corpus's 62-question demo golden set; the store's ImportSummary."""
     actor.require(Can.IMPORT_GOLDEN)
     golden = read_for_import(DEMO_GOLDEN, corpus=corpus)
-    return import_golden_set(store, golden, corpus=corpus, corpus_path=normalize_corpus_path(corpus_path)).summary
+    return import_golden_set(store, golden, corpus=corpus, corpus_path=normalize_corpus_path(corpus_path),
+                             by=actor.name).summary

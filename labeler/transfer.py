@@ -30,7 +30,7 @@ class GoldenStore(Protocol):
 
     def get_collection(self, collection: str = ...) -> Any: ...
     def import_golden(self, golden: GoldenSet, *, collection: str = ..., corpus_path: str | None = None,
-                      corpus_fingerprint: str | None = None) -> Any: ...
+                      corpus_fingerprint: str | None = None, by: str = "") -> Any: ...
     def export_golden(self, *, collection: str = ..., complete_only: bool = False) -> GoldenSet: ...
 
 
@@ -58,12 +58,13 @@ def read_for_import(source: str | Path | IO[bytes], *, corpus: Corpus | None = N
 
 
 def import_golden_set(store: GoldenStore, golden: GoldenSet, *, corpus: Corpus | None = None,
-                      corpus_path: str | None = None, collection: str = DEFAULT_COLLECTION) -> Imported:
+                      corpus_path: str | None = None, collection: str = DEFAULT_COLLECTION,
+                      by: str = "") -> Imported:
     """Import a validated golden set in one transaction; with `corpus`, the collection records it
-    as the corpus the golden set is written against."""
+    as the corpus the golden set is written against. `by`: who imports (kept with replaced grades)."""
     before = store.get_collection(collection)
     summary = store.import_golden(golden, collection=collection, corpus_path=corpus_path,
-                                  corpus_fingerprint=corpus.fingerprint if corpus is not None else None)
+                                  corpus_fingerprint=corpus.fingerprint if corpus is not None else None, by=by)
     return Imported(summary, before.corpus_fingerprint if before is not None else None)
 
 

@@ -64,7 +64,8 @@ def check_importable(golden: GoldenSet) -> None:
 
 
 def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpus_path: str | None,
-                  corpus_fingerprint: str | None, progress: Callable[[int, int], None] | None) -> ImportSummary:
+                  corpus_fingerprint: str | None, progress: Callable[[int, int], None] | None,
+                  by: str = "") -> ImportSummary:
     """Create or update the file's questions and replace their imported grades (one transaction: the caller's)."""
     check_importable(golden)
     total = len(golden.queries)
@@ -104,13 +105,13 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
             keep_history(conn, [dict(question_id=r.question_id, doc_id=r.doc_id, annotator=r.annotator,
                                      updated_at=now)  # replaced when the file's grades are given
                                 for r in replaced if incoming.get((r.question_id, r.doc_id)) != r.grade],
-                         change="import")
+                         change="import", by=by)
             conn.execute(j.delete().where(j.c.annotator == IMPORT_ANNOTATOR, j.c.question_id.in_(old_ids)))
             _check_unanswerable_against_people(conn, [g for g in old if g.unanswerable], existing)
         rows = [dict(question_id=existing[g.query_id], doc_id=doc_id, grade=grade, annotator=IMPORT_ANNOTATOR,
                      note="", created_at=now, updated_at=now)
                 for g in batch for doc_id, grade in g.relevance.items()]
-        write_judgments(conn, rows)
+        write_judgments(conn, rows, by=by)
         n_judgments += len(rows)
         done += len(batch)
         if progress is not None:

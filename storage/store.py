@@ -225,7 +225,7 @@ class Store:
 
     def import_golden(self, golden: GoldenSet, *, collection: str = DEFAULT_COLLECTION,
                       corpus_path: str | None = None, corpus_fingerprint: str | None = None,
-                      progress: Callable[[int, int], None] | None = None) -> ImportSummary:
+                      progress: Callable[[int, int], None] | None = None, by: str = "") -> ImportSummary:
         """Import a (validated) golden set in ONE transaction: all of it, or nothing.
 
         Questions in the file are created or updated; their imported grades replace earlier
@@ -234,7 +234,7 @@ class Store:
         """
         with self._db.write() as conn:
             return golden_io.import_golden(conn, golden, collection=collection, corpus_path=corpus_path,
-                                           corpus_fingerprint=corpus_fingerprint, progress=progress)
+                                           corpus_fingerprint=corpus_fingerprint, progress=progress, by=by)
 
     # ---- runs
 
