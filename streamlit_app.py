@@ -18,7 +18,21 @@ st.set_page_config(page_title="Golden Set Labeler", page_icon=":material/fact_ch
 if team_mode():  # also when started without `labeler app --team`'s flags
     st.set_option("client.showErrorDetails", "none")
 
-actor = st.session_state[Keys.ACTOR] = identify(store())
+
+def guarded(fn, *args):
+    """In team mode an unexpected error is logged under an id and the user sees only the id."""
+    if not team_mode():
+        return fn(*args)
+    try:
+        return fn(*args)
+    except Exception as exc:  # noqa: BLE001 - the one place a team user's unexpected error ends up
+        incident, _ = record_bug(exc, f"app user={st.session_state.get(Keys.ACTOR, '(signing in)')}")
+        st.error(f"Something went wrong on our side (error id **{incident}**). The details are in the server's "
+                 "log; quote this id to your admin.")
+        st.stop()
+
+
+actor = st.session_state[Keys.ACTOR] = guarded(identify, store())
 pages = [
     st.Page("views/label.py", title="Label", icon=":material/rule:", default=True),
     st.Page("views/corpus.py", title="Corpus", icon=":material/library_books:"),
@@ -29,13 +43,4 @@ pages = [
 if actor.team and actor.can(Can.MANAGE_USERS):
     pages.append(st.Page("views/team.py", title="Team", icon=":material/group:"))
 page = st.navigation(pages)
-
-if not team_mode():
-    page.run()
-else:
-    try:
-        page.run()
-    except Exception as exc:  # noqa: BLE001 - the one place a team user's unexpected error ends up
-        incident, _ = record_bug(exc, f"app page={page.title!r} user={actor.name}")
-        st.error(f"Something went wrong on our side (error id **{incident}**). The details are in the server's "
-                 "log; quote this id to your admin.")
+guarded(page.run)

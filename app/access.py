@@ -64,7 +64,7 @@ class Actor:
         """Raise AccessDenied unless the role allows `action`."""
         if not self.can(action):
             role = f"{'an' if self.role.value[0] in 'aeiou' else 'a'} {self.role.value}"  # an admin, a viewer
-            raise AccessDenied(f"{self.name or 'this user'} is {role} and may not {action.value}",
+            raise AccessDenied(f"{self.name or 'this user'} is {role} and may not {action.value}.",
                                hint="ask an admin for another role if you need it.")
 
     @property

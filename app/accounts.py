@@ -55,6 +55,15 @@ def accept_invite(store: Store, token: str, password: str, repeated: str) -> Sig
     return SignedIn(session.token, actor_of(session.user), session.expires_at)
 
 
+def invite_email(store: Store, token: str) -> str:
+    """The address an invite link is for; a SignInError when it is used, expired or replaced."""
+    email = store.accounts.invite_email(token)
+    if email is None:
+        raise SignInError("this invite link is not valid (used, expired or replaced)",
+                          hint="ask an admin for a new one.")
+    return email
+
+
 def resume(store: Store, token: str | None) -> Actor | None:
     """The actor of a live built-in session, or None (expired, signed out, disabled)."""
     user = store.accounts.session_user(token)
@@ -75,7 +84,7 @@ def oidc_actor(store: Store, email: str | None, name: str | None = None) -> Acto
     if user is None:
         default = store.accounts.settings()["oidc_default_role"]
         if default == "none":
-            raise AccessDenied(f"{email.strip().lower()} is not on this team",
+            raise AccessDenied(f"{email.strip().lower()} is not on this team.",
                                hint="ask an admin to add you: labeler users add EMAIL --role annotator.")
         try:
             user = store.accounts.add_user(email, default, name=name or "", by="(first sign-in)")
@@ -84,7 +93,7 @@ def oidc_actor(store: Store, email: str | None, name: str | None = None) -> Acto
             if user is None:
                 raise
     if user.disabled:
-        raise AccessDenied(f"{user.email} is disabled on this team", hint="ask an admin.")
+        raise AccessDenied(f"{user.email} is disabled on this team.", hint="ask an admin.")
     return actor_of(user)
 
 

@@ -157,6 +157,14 @@ class Accounts:
                 updated_at=self._now(), updated_by=by))
         return token
 
+    def invite_email(self, token: str) -> str | None:
+        """The address a live invite token is for, or None (used, expired, replaced, disabled)."""
+        with self._db.read() as conn:
+            row = conn.execute(sa.select(S.users).where(S.users.c.invite_hash == token_digest(str(token)))).first()
+        if row is None or row.disabled or (row.invite_expires_at or "") < self._now():
+            return None
+        return row.email
+
     def accept_invite(self, token: str, password: str) -> Session:
         """Set the password of the invite's user, use the invite up, and sign them in."""
         digest = hash_password(password)

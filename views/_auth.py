@@ -8,7 +8,7 @@ import streamlit as st
 from app import accounts as acc
 from app.access import Actor, local_actor
 from labeler.errors import LabelerError
-from views._common import Keys
+from views._common import Keys, show_flash
 
 TOKEN = "_session_token"
 
@@ -32,7 +32,7 @@ def identify(store) -> Actor:
     actor = _team_actor(store)
     st.session_state[Keys.RECHECK] = lambda: _fresh_actor(store)
     with st.sidebar:
-        st.caption(f"Signed in as **{actor.name}** · {actor.role.value}")
+        st.caption(f"Signed in as `{actor.name}` · {actor.role.value}")
         st.button("Sign out", key="sign-out", on_click=_sign_out, args=(store,))
     return actor
 
@@ -47,17 +47,31 @@ def _team_actor(store) -> Actor:
         if actor is not None:
             return actor
         st.session_state.pop(TOKEN, None)
-        st.warning("Your session has ended (expired, signed out, or your account changed). Sign in again.")
+        st.warning("Your session has ended (expired, signed out, or your account changed): sign in again. "
+                   "A click made since was not saved.")
     if oidc_configured() and st.user.is_logged_in:
         try:
             return acc.oidc_actor(store, st.user.get("email"), st.user.get("name"))
         except LabelerError as exc:
+            _hide_navigation()
+            st.title("Golden Set Labeler", anchor=False)
             st.error(str(exc))
-            st.button("Sign out", key="oidc-refused-sign-out", on_click=st.logout)
+            st.button("Use another account", key="oidc-refused-sign-out", on_click=st.logout)
             st.stop()
+    _hide_navigation()
+    show_flash()  # e.g. "your session has ended" from an action refused since the last run
     _sign_in_screen(store)
     st.stop()
     raise AssertionError("unreachable")  # st.stop raises
+
+
+def _hide_navigation() -> None:
+    # Signed out, the sidebar must not keep listing the pages of the last run.
+    st.navigation([st.Page(_nothing, title="Sign in", url_path="sign-in")], position="hidden")
+
+
+def _nothing() -> None:
+    """The only page there is before sign-in (the entry script draws the sign-in screen)."""
 
 
 def _fresh_actor(store) -> Actor | None:
@@ -74,6 +88,12 @@ def _fresh_actor(store) -> Actor | None:
 
 
 def _sign_in_screen(store) -> None:
+    _, middle, _ = st.columns([1, 2, 1])
+    with middle:
+        _sign_in_form(store)
+
+
+def _sign_in_form(store) -> None:
     st.title("Golden Set Labeler", anchor=False)
     st.caption("This is a team server: sign in to continue.")
     if oidc_configured():
@@ -93,7 +113,14 @@ def _sign_in_screen(store) -> None:
 
 
 def _invite_form(store, token: str) -> None:
+    _hide_navigation()
     st.title("Set your password", anchor=False)
+    try:
+        email = acc.invite_email(store, token)
+    except LabelerError as exc:
+        st.error(str(exc))
+        st.stop()
+    st.caption(f"For `{email}`.")
     with st.form("accept-invite", border=True):
         password = st.text_input("New password (10 characters or more)", type="password", key="invite_password",
                                  autocomplete="new-password")

@@ -21,7 +21,7 @@ def _badges(view: CandidateView) -> str:
 
 
 def candidate_card(view: CandidateView, n: int, key: str, on_grade: Grade, *, focused: bool,
-                   unanswerable: bool) -> None:
+                   unanswerable: bool, read_only: bool = False) -> None:
     """One candidate: title, badges, highlighted snippet, metadata, grade buttons, full text."""
     with st.container(border=True, key=key):
         st.markdown(f"{'▶ ' if focused else ''}**{n}. {view.title_markup}** &nbsp; {_badges(view)}",
@@ -34,15 +34,15 @@ def candidate_card(view: CandidateView, n: int, key: str, on_grade: Grade, *, fo
         with st.container(horizontal=True, key=f"{key}-grades"):
             for g, name in GRADES.items():
                 st.button(f"{g} · {name}", key=f"{key}-g{g}", type="primary" if view.grade == g else "secondary",
-                          on_click=on_grade, args=(view.doc_id, g), disabled=unanswerable and g >= 1)
-            if view.grade is not None:
+                          on_click=on_grade, args=(view.doc_id, g), disabled=read_only or (unanswerable and g >= 1))
+            if view.grade is not None and not read_only:
                 st.button("Clear", key=f"{key}-clear", type="tertiary", on_click=on_grade, args=(view.doc_id, None))
         with st.expander("Full text"):
             st.text(view.text)
 
 
 def keyboard_bar(focus: int, n: int, focused_doc: str, on_grade: Grade, on_move: Callable[[int], None], *,
-                 unanswerable: bool) -> None:
+                 unanswerable: bool, read_only: bool = False) -> None:
     """J/K move the focus, 0-3 grade the focused candidate and move on."""
     with st.container(horizontal=True, key="keyboard-bar", vertical_alignment="center", gap="small"):
         st.caption(f"Keys: **J**/**K** move the focus (now #{focus + 1}) · **0**-**3** grade it · **N**/**P** question")
@@ -52,7 +52,18 @@ def keyboard_bar(focus: int, n: int, focused_doc: str, on_grade: Grade, on_move:
                   help="Focus the previous candidate")
         for g, short in enumerate(GRADE_KEYS):
             st.button(short, key=f"key-grade-{g}", shortcut=str(g), on_click=on_grade, args=(focused_doc, g, True),
-                      type="tertiary", help=f"Grade the focused candidate {g}", disabled=unanswerable and g >= 1)
+                      type="tertiary", help=f"Grade the focused candidate {g}",
+                      disabled=read_only or (unanswerable and g >= 1))
+
+
+def new_question_form(query_types: list[str], on_add: Callable[[], None]) -> None:
+    """Write a question and pick (or type) its query type."""
+    with st.form("new-question-form", border=True, enter_to_submit=True):
+        c1, c2, c3 = st.columns([6, 3, 1.4], vertical_alignment="bottom")
+        c1.text_input("Question", key="new_question", placeholder="Ask it the way a user would")
+        c2.selectbox("Query type", query_types, index=None, key="new_question_type",
+                     accept_new_options=True, placeholder="choose or type a new one")
+        c3.form_submit_button("Add question", type="primary", on_click=on_add, width="stretch")
 
 
 def demo_offer_box(on_load: Callable[[], None]) -> None:

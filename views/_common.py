@@ -43,8 +43,7 @@ def act(fn: Callable[..., Any], *args: Any, success: str | None = None, **kwargs
     recheck = st.session_state.get(Keys.RECHECK)  # team mode: the session may have ended since the last run
     if recheck is not None:
         fresh = recheck()
-        if fresh is None:
-            flash("Your session has ended: sign in again. Nothing was saved.")
+        if fresh is None:  # the sign-in screen of the rerun says so
             return False
         args = tuple(fresh if isinstance(a, Actor) else a for a in args)  # a changed role applies at once
     try:

@@ -11,7 +11,7 @@ from app import label as lb
 from app import workspace as ws
 from app.access import Can
 from labeler.text import inert
-from views._cards import candidate_card, demo_offer_box, keyboard_bar, question_picker
+from views._cards import candidate_card, demo_offer_box, keyboard_bar, new_question_form, question_picker
 from views._common import Keys, act, actor, flash, guard, show_flash
 from views._loaders import keyword_hits, pooled, workspace
 
@@ -35,8 +35,9 @@ if ws.demo_offer(path, len(index)) and me.can(Can.IMPORT_GOLDEN):
 if not me.name:
     st.info("Type your name under **Annotator** in the sidebar to start labelling: every grade is saved under it.")
     st.stop()
-if not me.can(Can.GRADE):
-    st.info(f"You are a **{me.role.value}**: you can read every question and grade, but not write or grade.")
+if read_only := not me.can(Can.GRADE):
+    st.info(f"You are a **{me.role.value}**: you can read every question and its grades, but not add questions "
+            "or grade.")
 
 
 def _add_question() -> None:
@@ -53,12 +54,8 @@ def _move_question(step: int) -> None:
     st.session_state.update({Keys.QUESTION: ids[max(0, min(len(ids) - 1, i + step))], Keys.FOCUS: 0})
 
 
-with st.form("new-question-form", border=True, enter_to_submit=True):
-    c1, c2, c3 = st.columns([6, 3, 1.4], vertical_alignment="bottom")
-    c1.text_input("Question", key="new_question", placeholder="Ask it the way a user would")
-    c2.selectbox("Query type", lb.query_types(index), index=None, key="new_question_type",
-                 accept_new_options=True, placeholder="choose or type a new one")
-    c3.form_submit_button("Add question", type="primary", on_click=_add_question, width="stretch")
+if not read_only:
+    new_question_form(lb.query_types(index), _add_question)
 if not index:
     st.info("No questions yet: write the first one above. Candidates from dense and BM25 retrieval appear below it.")
     st.stop()
@@ -102,10 +99,12 @@ def _move_focus(step: int) -> None:
 
 focus = st.session_state[Keys.FOCUS] = min(st.session_state.get(Keys.FOCUS, 0), max(len(views) - 1, 0))
 if views:
-    keyboard_bar(focus, len(views), views[focus].doc_id, _grade, _move_focus, unanswerable=question.unanswerable)
+    keyboard_bar(focus, len(views), views[focus].doc_id, _grade, _move_focus, unanswerable=question.unanswerable,
+                 read_only=read_only)
 st.subheader(f"Candidates ({len(views)})", anchor=False)
 for i, view in enumerate(views):
-    candidate_card(view, i + 1, f"cand-{i}", _grade, focused=i == focus, unanswerable=question.unanswerable)
+    candidate_card(view, i + 1, f"cand-{i}", _grade, focused=i == focus, unanswerable=question.unanswerable,
+                   read_only=read_only)
 
 st.subheader("Find another document", anchor=False)
 query = st.text_input("Search the corpus by keyword or document id", key="keyword",
@@ -115,4 +114,5 @@ if query.strip():
     if not hits:
         st.caption("No other document matches every word.")
     for i, hit in enumerate(hits):
-        candidate_card(hit, i + 1, f"hit-{i}", _grade, focused=False, unanswerable=question.unanswerable)
+        candidate_card(hit, i + 1, f"hit-{i}", _grade, focused=False, unanswerable=question.unanswerable,
+                       read_only=read_only)

@@ -36,7 +36,7 @@ if rows:
         new_role = c2.selectbox("Role", ROLES, index=ROLES.index(current["role"]), key=f"role_{who}")
         c3.button("Save role", key="save-role", on_click=act, args=(acc.update_user, s, me, who),
                   kwargs={"role": new_role, "success": f"{who} is now {new_role}."})
-        d1, d2 = st.columns(2)
+        d1, d2, _ = st.columns([1, 1.4, 4])
         flip = not current["disabled"]
         d1.button("Disable" if flip else "Enable", key="toggle-user", on_click=act,
                   args=(acc.update_user, s, me, who), kwargs={"disabled": flip,
