@@ -93,9 +93,9 @@ def abstention_lines(report: EvalReport) -> list[tuple[str, str, str]]:
         return []
     at = a.at_threshold
     return [("Unanswerable correctly left empty", f"{(at.unanswerable_abstained or 0):.0%}",
-             f"At threshold {a.threshold:.4g}, over {a.unanswerable} unanswerable questions."),
+             f"At threshold {a.threshold!r}, over {a.unanswerable} unanswerable questions."),
             ("Answerable wrongly left empty", f"{(at.answerable_abstained or 0):.0%}",
-             f"At threshold {a.threshold:.4g}, over {a.answerable} answerable questions.")]
+             f"At threshold {a.threshold!r}, over {a.answerable} answerable questions.")]
 
 
 def suggestion_line(report: EvalReport) -> str:
@@ -103,8 +103,8 @@ def suggestion_line(report: EvalReport) -> str:
     a = report.abstention
     if a is None or a.suggested is None:
         return "Mark some questions unanswerable and set an abstention threshold in the config to score it."
-    s = a.suggested
-    return (f"Suggested threshold **{s.threshold:.4g}**: balanced accuracy {s.balanced_accuracy:.0%} "
+    s = a.suggested  # shown in full (the sweep's thresholds are short decimals): entering it gives this accuracy
+    return (f"Suggested threshold **{s.threshold!r}**: balanced accuracy {s.balanced_accuracy:.0%} "
             f"({a.rule}).")
 
 

@@ -236,3 +236,30 @@ def test_read_report_refuses_non_report_json(tmp_path):
     path.write_text("{oops")
     with pytest.raises(InputError, match="not JSON"):
         read_report(path)
+
+
+def test_abstention_suggestion_entered_as_shown_gives_the_suggested_accuracy():
+    # The case from the Evaluate page: an answerable question's own top score (0.53857...) is the
+    # best cut. Shown rounded to 0.539 it abstained on that question too (50% wrongly empty).
+    import random
+
+    from labeler.evaluation.abstention import abstention_at, shortest_cut
+
+    answerable = [0.5385714286, 0.71, 0.8812]
+    unanswerable = [0.5312, 0.41]
+    sweep = abstention_sweep(answerable, unanswerable)
+    assert sweep.suggested.threshold == 0.538 and sweep.suggested.balanced_accuracy == 1.0
+    rng = random.Random(7)
+    for _ in range(300):  # ties, near-ties and negative scores
+        a = [round(rng.uniform(-1, 1), rng.choice([2, 4, 9])) for _ in range(rng.randint(1, 8))]
+        u = [rng.choice(a) if rng.random() < .3 else round(rng.uniform(-1, 1), 5) for _ in range(rng.randint(1, 5))]
+        s = abstention_sweep(a, u)
+        shown = float(repr(s.suggested.threshold))  # what a person reads and types back
+        assert abstention_at(a, u, shown) == s.suggested
+        raw = sorted(set(a + u))
+        for point, score, low in zip(s.sweep, raw, [None] + raw):
+            assert (low is None or point.threshold > low) and point.threshold <= score
+            at_score = abstention_at(a, u, score)
+            assert (at_score.unanswerable_abstained, at_score.answerable_abstained) == (
+                point.unanswerable_abstained, point.answerable_abstained)
+    assert shortest_cut(0.5312, 0.5385714286) == 0.538 and shortest_cut(0.5, 0.5) == 0.5

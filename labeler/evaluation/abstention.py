@@ -99,15 +99,37 @@ def abstention_at(top_answerable: Sequence[float | None], top_unanswerable: Sequ
     return AbstentionPoint(float(threshold), share(top_unanswerable), share(top_answerable))
 
 
+def shortest_cut(low: float | None, high: float) -> float:
+    """The decimal with fewest digits in (low, high]: as a threshold ("abstain below it") it puts
+    every score on the same side as `high` does (no `low`: `high` itself)."""
+    if low is None:
+        return high
+    for digits in range(0, 18):
+        scale = 10.0 ** digits
+        cut = math.floor(high * scale) / scale
+        if cut <= high and (low is None or cut > low):
+            return cut
+    return high
+
+
 def abstention_sweep(top_answerable: Sequence[float | None], top_unanswerable: Sequence[float | None], *,
                      threshold: float | None = None) -> Abstention:
     """Abstention at every distinct top score as the threshold, and the suggested threshold.
 
     Suggested (needs both groups): the largest balanced accuracy (Youden's J); ties go to the
     lowest threshold, i.e. the one that abstains least.
+
+    Each threshold is the shortest decimal that splits the scores where that top score does
+    (above the next lower score, at most that score), so the value shown is the value to enter:
+    typing 0.5386 abstains on exactly what the sweep says, where the raw score 0.53857 shown as
+    0.539 would also abstain on the question whose top score it is.
     """
-    candidates = sorted({t for t in [*top_answerable, *top_unanswerable] if t is not None and math.isfinite(t)})
-    sweep = tuple(abstention_at(top_answerable, top_unanswerable, t) for t in candidates)
+    scores = sorted({t for t in [*top_answerable, *top_unanswerable] if t is not None and math.isfinite(t)})
+    # Below the lowest score any threshold abstains on the same questions: stay as close to it as
+    # the next score is above it (not at 0, which would read as "abstain on nothing").
+    floor = [scores[0] - (scores[1] - scores[0])] if len(scores) > 1 else [None]
+    cuts = [shortest_cut(low, high) for low, high in zip(floor + scores, scores)]
+    sweep = tuple(abstention_at(top_answerable, top_unanswerable, t) for t in cuts)
     suggested = None
     if top_answerable and top_unanswerable and sweep:
         best = max(p.balanced_accuracy for p in sweep)
