@@ -143,3 +143,32 @@ def test_label_empty_question_is_refused_with_a_message(app_home):
     at.button(key="FormSubmitter:new-question-form-Add question").click().run()
     assert any("Write the question first" in w for w in texts(at.warning))
     assert open_store().list_questions() == []
+
+
+def test_label_link_with_a_question_id_opens_it_and_survives_an_edit(app_home):
+    from app.access import local_actor
+    from app.workspace import load_demo_golden
+    from labeler.corpus import load_corpus
+
+    store = open_store()
+    load_demo_golden(store, local_actor("asha"), load_corpus(SAMPLE_CORPUS), str(SAMPLE_CORPUS))
+    from streamlit.testing.v1 import AppTest
+
+    from browser_support import APP
+
+    def open_link(query_id: str):
+        at = AppTest.from_file(str(APP), default_timeout=120)
+        at.session_state["annotator"] = "asha"
+        at.query_params["q"] = query_id
+        return at.run()
+
+    at = open_link("q-0003")
+    assert not at.exception and at.session_state["q"] == "q-0003"
+    assert at.query_params["q"] in ("q-0003", ["q-0003"])  # the id only, not the picker's label
+    store.edit_question("q-0003", text="An edited question?")
+    for j in store.judgments(query_id="q-0003"):  # a status change too: graded relevant -> unanswerable
+        store.clear_judgment("q-0003", j.doc_id, annotator=j.annotator)
+    store.set_unanswerable("q-0003", True)
+    again = open_link("q-0003")
+    assert again.session_state["q"] == "q-0003"
+    assert open_link("no-such-question").session_state["q"] == "q-0062"  # unknown: the last, as without a link

@@ -74,10 +74,19 @@ def demo_offer_box(on_load: Callable[[], None]) -> None:
         st.button("Load the demo golden set", key="load-demo", icon=":material/download:", on_click=on_load)
 
 
+def start_question(key: str, ids: list[str]) -> None:
+    """The question to show when none is picked (or it is gone): `?q=<query_id>` from the URL, else the last."""
+    if st.session_state.get(key) not in ids:
+        wanted = st.query_params.get("q")
+        st.session_state[key] = wanted if wanted in ids else ids[-1]
+
+
 def question_picker(key: str, labels: dict[str, str], on_move: Callable[[int], None]) -> None:
-    """The question selectbox (bound to the URL) with Previous/Next buttons (keys P and N)."""
+    """The question selectbox with Previous/Next buttons (keys P and N); the URL carries `?q=<query_id>`
+    (only the id: a link survives edits and status changes, which change the label)."""
     nav1, nav2, nav3 = st.columns([7, 1.6, 1.6], vertical_alignment="bottom")
-    nav1.selectbox("Question to label", list(labels), key=key, bind="query-params", format_func=labels.get)
+    nav1.selectbox("Question to label", list(labels), key=key, format_func=labels.get)
+    st.query_params["q"] = st.session_state[key]
     nav2.button("Previous", key="prev-question", on_click=on_move, args=(-1,), shortcut="P", width="stretch",
                 icon=":material/arrow_back:")
     nav3.button("Next", key="next-question", on_click=on_move, args=(1,), shortcut="N", width="stretch",

@@ -11,7 +11,9 @@ from app import label as lb
 from app import workspace as ws
 from app.access import Can
 from labeler.text import inert
-from views._cards import candidate_card, demo_offer_box, keyboard_bar, new_question_form, question_picker
+from views._cards import (
+    candidate_card, demo_offer_box, keyboard_bar, new_question_form, question_picker, start_question,
+)
 from views._common import Keys, act, actor, flash, guard, show_flash
 from views._loaders import keyword_hits, pooled, workspace
 
@@ -60,8 +62,7 @@ if not index:
     st.info("No questions yet: write the first one above. Candidates from dense and BM25 retrieval appear below it.")
     st.stop()
 
-if st.session_state.get(Keys.QUESTION) not in ids:
-    st.session_state[Keys.QUESTION] = ids[-1]
+start_question(Keys.QUESTION, ids)
 question_picker(Keys.QUESTION, {x.query_id: lb.question_choice_label(x.query_id, x.status, x.question) for x in index},
                 _move_question)
 
