@@ -60,6 +60,23 @@ def test_golden_set_edit_question(app_home):
     assert any("Saved q-0002" in m for m in texts(at.success))
 
 
+def test_golden_set_save_from_a_stale_form_changes_nothing(app_home):
+    # Pick q-0003 and, before the page has caught up, paste into the form still showing q-0001
+    # and save: one request carries the new pick and q-0001's form. It used to save q-0001.
+    load_demo()
+    at = open_app(PAGE)
+    before = open_store().get_question("q-0001").question
+    at.selectbox(key="golden_edit_id").set_value("q-0003")
+    at.text_area(key="edit_text_q-0001").input("Pasted text meant for q-0003")
+    at.button(key="FormSubmitter:edit-q-0001-Save changes").click().run()
+    assert not at.exception
+    assert open_store().get_question("q-0001").question == before
+    assert "Pasted" not in open_store().get_question("q-0003").question
+    [warning] = texts(at.warning)
+    assert warning.startswith("Not saved: that form was q-0001's, but q-0003 is picked now")
+    assert at.session_state["golden_edit_id"] == "q-0003" and not at.success
+
+
 def test_golden_set_delete_asks_for_confirmation(app_home):
     load_demo()
     at = open_app(PAGE)

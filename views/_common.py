@@ -37,9 +37,11 @@ def guard(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         raise  # unreachable: st.stop raises
 
 
-def act(fn: Callable[..., Any], *args: Any, success: str | None = None, **kwargs: Any) -> Any:
+def act(fn: Callable[..., Any], *args: Any, success: str | None = None, slot: str = Keys.FLASH,
+        **kwargs: Any) -> Any:
     """Run an action from a callback: its result (True when it returns nothing), or False after a
-    LabelerError. The error (or `success`) shows on the next run: callbacks run before the page."""
+    LabelerError. The error (or `success`) shows on the next run, where `show_flash(slot)` is
+    called (by default at the top of the page): callbacks run before the page."""
     recheck = st.session_state.get(Keys.RECHECK)  # team mode: the session may have ended since the last run
     if recheck is not None:
         fresh = recheck()
@@ -49,7 +51,7 @@ def act(fn: Callable[..., Any], *args: Any, success: str | None = None, **kwargs
     try:
         result = fn(*args, **kwargs)
     except LabelerError as exc:
-        flash(str(exc))
+        flash(str(exc), slot=slot)
         return False
     except Exception as exc:  # noqa: BLE001 - team mode: never a traceback in the browser
         if recheck is None:
@@ -57,21 +59,21 @@ def act(fn: Callable[..., Any], *args: Any, success: str | None = None, **kwargs
         from labeler.bugs import record_bug
 
         flash(f"Something went wrong on our side (error id {record_bug(exc, 'app callback')[0]}); "
-              "quote it to your admin.")
+              "quote it to your admin.", slot=slot)
         return False
     if success:
-        flash(success, "success")
+        flash(success, "success", slot=slot)
     return True if result is None else result
 
 
-def flash(message: str, kind: str = "error") -> None:
+def flash(message: str, kind: str = "error", *, slot: str = Keys.FLASH) -> None:
     """Keep a message from a callback to show on the next run (callbacks run before the page)."""
-    st.session_state.setdefault(Keys.FLASH, []).append((kind, message))
+    st.session_state.setdefault(slot, []).append((kind, message))
 
 
-def show_flash() -> None:
-    """Show and forget the messages callbacks left."""
-    for kind, message in st.session_state.pop(Keys.FLASH, []):
+def show_flash(slot: str = Keys.FLASH) -> None:
+    """Show and forget the messages callbacks left (in `slot`: next to the control that acted)."""
+    for kind, message in st.session_state.pop(slot, []):
         getattr(st, kind)(message)
 
 

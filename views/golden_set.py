@@ -6,12 +6,13 @@ import streamlit as st
 
 from app import golden_set as gs
 from app.access import Can
-from views._common import Keys, act, actor, guard, show_flash
+from views._common import Keys, act, actor, flash, guard, show_flash
 from views._loaders import workspace
 from views._health import health_section
 from views._upload import upload_section
 from storage import default_db_url
 
+EDIT_SLOT = "_flash_edit"  # messages of the edit form, shown next to it
 st.title("Golden set", anchor=False)
 s, path, corp, _ = workspace(with_retriever=False)
 show_flash()
@@ -52,15 +53,20 @@ else:
                               format_func=view.choices.get)
         q = view.edits[chosen]
 
-        def _save(qid: str) -> None:
+        def _save(qid: str) -> None:  # qid: the question the submitted form was drawn for
+            if (picked := st.session_state.get("golden_edit_id")) != qid:  # saved while the page was catching up
+                return flash(f"Not saved: that form was {qid}'s, but {picked} is picked now. Check the text and "
+                             "save again.", "warning", slot=EDIT_SLOT)
             act(gs.edit_question, s, me, qid, st.session_state[f"edit_text_{qid}"], st.session_state[f"edit_type_{qid}"],
-                st.session_state[f"edit_notes_{qid}"], success=f"Saved {qid}.")
+                st.session_state[f"edit_notes_{qid}"], success=f"Saved {qid}.", slot=EDIT_SLOT)
 
         def _delete(qid: str) -> None:
             act(gs.delete_question, s, me, qid, success=f"Deleted {qid} and its judgments.")
             st.session_state.pop(Keys.CONFIRM_DELETE, None)
 
+        show_flash(EDIT_SLOT)
         with st.form(f"edit-{chosen}", border=False):
+            st.caption(f"Editing **{chosen}**")
             st.text_area("Question text", q.text, key=f"edit_text_{chosen}", height=68)
             e1, e2 = st.columns(2)
             e1.text_input("Query type", q.query_type, key=f"edit_type_{chosen}")
