@@ -107,6 +107,18 @@ def search_results(corpus: Corpus, query: str, question: str, *, limit: int = 10
             for d in keyword_search(corpus, query, limit=limit)]
 
 
+def other_hits(found: Sequence[CandidateView], shown: Sequence[CandidateView]) -> tuple[list[CandidateView], str]:
+    """The search hits not already among the candidates, and what to say when there are none."""
+    rank = {v.doc_id: i for i, v in enumerate(shown, start=1)}
+    hits = [h for h in found if h.doc_id not in rank]
+    if hits:
+        return hits, ""
+    if found:
+        listed = ", ".join(f"{h.doc_id} (#{rank[h.doc_id]})" for h in found[:5])
+        return [], f"Already among the candidates above: {listed}."
+    return [], "No document matches every word."
+
+
 def label_progress(index: Sequence[QuestionSummary], views: Sequence[CandidateView]) -> LabelProgress:
     """Counts for the progress line of the Label page."""
     return LabelProgress(len(index), sum(1 for s in index if s.status.complete),

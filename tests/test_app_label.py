@@ -172,3 +172,12 @@ def test_label_link_with_a_question_id_opens_it_and_survives_an_edit(app_home):
     again = open_link("q-0003")
     assert again.session_state["q"] == "q-0003"
     assert open_link("no-such-question").session_state["q"] == "q-0062"  # unknown: the last, as without a link
+
+
+def test_label_search_for_a_listed_document_says_where_it_is(app_home):
+    at = add_question(open_app(annotator="asha"))
+    doc0 = candidate_doc(at, 0)
+    at.text_input(key="keyword").input(doc0).run()
+    assert f"Already among the candidates above: {doc0} (#1)." in texts(at.caption)
+    at.text_input(key="keyword").input("zzzz-no-such-word").run()
+    assert "No document matches every word." in texts(at.caption)

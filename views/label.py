@@ -111,9 +111,9 @@ st.subheader("Find another document", anchor=False)
 query = st.text_input("Search the corpus by keyword or document id", key="keyword",
                       placeholder="e.g. parental leave, or leave-004")
 if query.strip():
-    hits = [h for h in keyword_hits(path, query, question.question) if h.doc_id not in {v.doc_id for v in views}]
-    if not hits:
-        st.caption("No other document matches every word.")
+    hits, note = lb.other_hits(keyword_hits(path, query, question.question), views)
+    if note:
+        st.caption(note)
     for i, hit in enumerate(hits):
         candidate_card(hit, i + 1, f"hit-{i}", _grade, focused=False, unanswerable=question.unanswerable,
                        read_only=read_only)
