@@ -131,13 +131,17 @@ def question_choice_label(query_id: str, status: Status, text: str) -> str:
     return f"{query_id} {STATUS_MARKS[status]} {text[:70]}{'…' if len(text) > 70 else ''}"
 
 
+# Offered from the first question on (the demo golden set's types); typing a new one is always possible.
+STARTER_QUERY_TYPES = ("policy-lookup", "eligibility", "numeric-fact", "how-to", "troubleshooting")
+
+
 def query_types(index: Sequence[QuestionSummary]) -> list[str]:
-    """Query types in use, most used first (then by name)."""
+    """Query types in use, most used first (then by name), then the starter types not in use."""
     counts: dict[str, int] = {}
     for s in index:
         if s.query_type:
             counts[s.query_type] = counts.get(s.query_type, 0) + 1
-    return sorted(counts, key=lambda t: (-counts[t], t))
+    return sorted(counts, key=lambda t: (-counts[t], t)) + [t for t in STARTER_QUERY_TYPES if t not in counts]
 
 
 def status_line(status: QuestionStatus) -> str:
