@@ -124,6 +124,12 @@ def import_golden_file(store: Store, actor: Actor, uploaded: IO[bytes], corpus: 
                              by=actor.name).summary
 
 
+def upload_hint(hint: str) -> str:
+    """An import hint in the page's words: the checkboxes, not the CLI flags they stand for."""
+    return (hint.replace("pass keep_scale=True (CLI: --keep-scale)", "tick \"Keep the file's own grade scale\"")
+            .replace("--no-check-doc-ids", "untick \"Refuse documents missing from the corpus\""))
+
+
 def require_question_owner(store: Store, actor: Actor, query_id: str) -> None:
     """Admins may change any question; an annotator only their own, and only while no one else judged it."""
     if actor.can(Can.EDIT_ANY_QUESTION):

@@ -135,3 +135,9 @@ def test_golden_upload_good_file_imports(app_home):
     good.name = "golden.jsonl"
     summary = gs.import_golden_file(store, local_actor("tester"), good, corpus, str(SAMPLE_CORPUS))
     assert summary.n_questions == 62 and len(store.list_questions()) == 62
+
+
+def test_upload_hints_name_the_checkboxes_not_the_cli_flags():
+    from labeler.golden.validation import HINT_SCALE
+
+    assert "Keep the file's own grade scale" in gs.upload_hint(HINT_SCALE) and "--" not in gs.upload_hint(HINT_SCALE)

@@ -25,7 +25,7 @@ def upload_section(s: Store, me: Actor, corp: Corpus, path: str) -> None:
                                             check_doc_ids=check_ids)
         except GoldenFormatError as exc:
             st.error(f"{uploaded.name}: {len(exc.problems)} bad line(s); nothing was imported."
-                     + (f" Hint: {exc.hint}" if exc.hint else ""))
+                     + (f" Hint: {gs.upload_hint(exc.hint)}" if exc.hint else ""))
             st.dataframe(pd.DataFrame([{"line": p.line, "problem": p.reason} for p in exc.problems]),
                          hide_index=True, key="upload_problems")
         except LabelerError as exc:  # e.g. a role that may not import
