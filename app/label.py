@@ -85,7 +85,9 @@ def _view(corpus: Corpus, doc_id: str, badges: Sequence[str], terms: Sequence[st
 def candidate_views(corpus: Corpus, pooled: Sequence[Candidate], status: QuestionStatus, annotator: str, *,
                     shuffle: bool = False) -> list[CandidateView]:
     """Pooled candidates (optionally in a stable shuffled order), then documents judged on this
-    question that no retriever surfaced (added by search or by another annotator)."""
+    question that no retriever surfaced (added by search or by another annotator). Shuffled, a
+    candidate's retriever badges ("dense #1") stay hidden until this annotator has graded it:
+    they would give the ranking away, which is what shuffling hides."""
     question = status.question
     pooled = shuffled(pooled, question.query_id) if shuffle else list(pooled)
     grades: dict[str, dict[str, int]] = {}
@@ -95,6 +97,8 @@ def candidate_views(corpus: Corpus, pooled: Sequence[Candidate], status: Questio
     shown = [(c.doc_id, [_badge(n, r) for n, r in c.found_by.items()]) for c in pooled]
     shown += [(doc_id, ["added"]) for doc_id in sorted(grades) if doc_id not in in_pool]
     terms = highlight_terms(question.question)
+    if shuffle:
+        shown = [(d, b if annotator in grades.get(d, {}) or b == ["added"] else ["shuffled"]) for d, b in shown]
     return [_view(corpus, doc_id, badges, terms, grades.get(doc_id, {}), annotator) for doc_id, badges in shown]
 
 

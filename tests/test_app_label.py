@@ -117,6 +117,11 @@ def test_label_shuffle_keeps_the_candidates_in_another_stable_order(app_home):
     assert sorted(mixed) == sorted(ranked) and mixed != ranked
     at.run()
     assert [candidate_doc(at, i) for i in range(n)] == mixed
+    cards = [m.value for m in at.markdown if m.value.startswith("▶ **1.") or m.value.startswith("**")]
+    assert cards and not any("dense #" in c or "BM25 #" in c for c in cards)  # no rank to anchor on
+    next(b for b in at.button if b.key == "cand-0-g2").click().run()
+    first = next(m.value for m in at.markdown if "**1." in m.value)
+    assert "dense #" in first or "BM25 #" in first  # shown once graded
 
 
 def test_label_previous_next_move_between_questions(app_home):

@@ -9,7 +9,7 @@ import streamlit as st
 from app.label import GRADE_KEYS, GRADES, CandidateView
 from labeler.text import inert
 
-BADGE_COLOURS = (("dense", "blue"), ("BM25", "orange"))
+BADGE_COLOURS = (("dense", "blue"), ("BM25", "orange"), ("shuffled", "gray"))
 Grade = Callable[[str, int | None], None]  # (doc_id, grade or None to clear)
 
 
