@@ -90,13 +90,41 @@ def corpus_summary(retriever: Retriever) -> CorpusSummary:
                          cache=str(info["cache"]))
 
 
-def browse_documents(corpus: Corpus, query: str, *, limit: int = 50) -> list[dict[str, Any]]:
-    """Rows for the document browser: keyword/id search, or the first documents."""
+PAGE_SIZE = 50
+MAX_MATCHES = 5_000  # a keyword search lists at most this many (pages of PAGE_SIZE)
+
+
+@dataclass(frozen=True)
+class BrowsePage:
+    """One page of the document browser."""
+
+    rows: list[dict[str, Any]]
+    total: int  # documents (no query) or matches
+    page: int  # 1-based
+    pages: int
+    searched: bool = False
+
+    @property
+    def caption(self) -> str:
+        """"51-100 of 1,460 documents" / "3 matches"."""
+        if not self.rows:
+            return "No document matches."
+        first = (self.page - 1) * PAGE_SIZE + 1
+        what = "matches" if self.searched else "documents"
+        return f"{first:,}-{first + len(self.rows) - 1:,} of {self.total:,} {what}"
+
+
+def browse_documents(corpus: Corpus, query: str, *, page: int = 1) -> BrowsePage:
+    """One page of the document browser: keyword/id search matches, or every document in order."""
     from labeler.candidates import keyword_search
 
-    docs = keyword_search(corpus, query, limit=limit) if query.strip() else list(corpus.documents[:limit])
-    return [{"doc_id": d.doc_id, "title": d.title, "chars": len(d.text),
+    docs = keyword_search(corpus, query, limit=MAX_MATCHES) if query.strip() else corpus.documents
+    pages = max(1, -(-len(docs) // PAGE_SIZE))
+    page = min(max(1, page), pages)
+    shown = docs[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
+    rows = [{"doc_id": d.doc_id, "title": d.title, "chars": len(d.text),
              **{k: str(v) for k, v in d.metadata.items() if isinstance(v, (str, int, float, bool))}}
-            for d in docs]
+            for d in shown]
+    return BrowsePage(rows, len(docs), page, pages, searched=bool(query.strip()))
 
 

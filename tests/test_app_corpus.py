@@ -89,3 +89,13 @@ def test_uploaded_zip_escaping_its_folder_is_refused(app_home):
     with pytest.raises(CorpusError, match="outside the archive"):
         save_uploaded_corpus("evil.zip", buf.getvalue(), home=app_home)
     assert not (Path(app_home).parent / "evil.txt").exists()
+
+
+def test_corpus_browser_pages_through_every_document(app_home):
+    at = open_app(PAGE)
+    assert "1-50 of 116 documents · page 1 of 3" in texts(at.caption)
+    at.number_input(key="browse_page").set_value(3).run()
+    assert "101-116 of 116 documents · page 3 of 3" in texts(at.caption)
+    assert len(at.dataframe[0].value) == 16
+    at.text_input(key="browse_query").input("it-security-007").run()
+    assert "1-1 of 1 matches · page 1 of 1" in texts(at.caption)  # a past-the-end page shows the last one

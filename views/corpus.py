@@ -43,10 +43,11 @@ if ws.demo_offer(path, n_questions) and me.can(Can.IMPORT_GOLDEN):
         n_questions = summary.n_questions  # the database was empty: these are all of them
 
 st.subheader("Documents", anchor=False)
-query = st.text_input("Search by keyword or document id", key="browse_query", placeholder="e.g. expenses")
-rows = cp.browse_documents(corp, query)
-st.caption(f"{len(rows)} shown" + (" (first 50)" if not query.strip() else ""))
-st.dataframe(pd.DataFrame(rows), hide_index=True, key="browse_table")
+b1, b2 = st.columns([5, 1], vertical_alignment="bottom")
+query = b1.text_input("Search by keyword or document id", key="browse_query", placeholder="e.g. expenses")
+browse = cp.browse_documents(corp, query, page=b2.number_input("Page", 1, key="browse_page"))
+st.caption(browse.caption + f" · page {browse.page} of {browse.pages}")
+st.dataframe(pd.DataFrame(rows := browse.rows), hide_index=True, key="browse_table")
 if rows:
     doc_id = st.selectbox("Read a document", [r["doc_id"] for r in rows], index=None, key="browse_doc",
                           placeholder="pick one of the documents above")
