@@ -147,10 +147,15 @@ def require_question_owner(store: Store, actor: Actor, query_id: str) -> None:
                            hint="a question others have judged can be changed only by an admin.")
 
 
-def edit_question(store: Store, actor: Actor, query_id: str, text: str, query_type: str, notes: str) -> None:
-    """Save a question's text, type and notes (its judgments stay)."""
+def edit_question(store: Store, actor: Actor, query_id: str, text: str, query_type: str, notes: str) -> str:
+    """Save a question's text, type and notes (its judgments stay); what to tell the user."""
     require_question_owner(store, actor, query_id)
-    store.edit_question(query_id, text=text, query_type=(query_type or "").strip(), notes=notes, by=actor.name)
+    old = store.get_question(query_id)
+    query_type = (query_type or "").strip()
+    if old is not None and (old.question, old.query_type, old.notes) == (text, query_type, notes):
+        return f"Nothing to save: {query_id} is unchanged."
+    store.edit_question(query_id, text=text, query_type=query_type, notes=notes, by=actor.name)
+    return f"Saved {query_id}."
 
 
 def delete_question(store: Store, actor: Actor, query_id: str) -> None:

@@ -10,8 +10,7 @@ embeddings (no embedding happens) and a database whose users the test adds first
 3. A page that raises an unexpected error shows an error id (logged with its traceback), not
    a traceback. The trigger is a damaged database row (a saved run whose JSON is cut off),
    written by the test with sqlite3: no product code exists only for tests. The same kind of
-   damage met while signing in (a team setting) is an expected failure for now: `identify()`
-   runs before the page wrapper, so Streamlit's own generic error box shows, with no error id.
+   damage met while signing in (a team setting) gets an error id too.
 
 Screenshots go to test-artifacts/team-*.png.
 """

@@ -9,11 +9,15 @@ from app.access import Actor
 from labeler.corpus import Corpus
 from labeler.errors import GoldenFormatError, LabelerError
 from storage import Store
+from views._common import flash, show_flash
+
+SLOT = "_flash_upload"  # the import's outcome, shown by the upload box
 
 
 def upload_section(s: Store, me: Actor, corp: Corpus, path: str) -> None:
     """The "Upload a golden JSONL" section (admins only: the app layer refuses anyone else)."""
     st.subheader("Upload a golden JSONL", anchor=False)
+    show_flash(SLOT)
     uploaded = st.file_uploader("Golden JSONL file", type=["jsonl", "json", "ndjson"], key="golden_upload")
     u1, u2 = st.columns(2)
     keep_scale = u1.checkbox("Keep the file's own grade scale", key="keep_scale",
@@ -30,7 +34,7 @@ def upload_section(s: Store, me: Actor, corp: Corpus, path: str) -> None:
                          hide_index=True, key="upload_problems")
         except LabelerError as exc:  # e.g. a role that may not import
             st.error(str(exc))
-        else:
-            st.success(f"Imported {summary.n_questions} questions ({summary.n_new} new, {summary.n_updated} updated, "
-                       f"{summary.n_judgments} judgments, {summary.n_unanswerable} unanswerable).")
-            st.button("Show them", key="refresh-after-import")
+        else:  # rerun at once, so the health figures and the table above show the import
+            flash(f"Imported {summary.n_questions} questions ({summary.n_new} new, {summary.n_updated} updated, "
+                  f"{summary.n_judgments} judgments, {summary.n_unanswerable} unanswerable).", "success", slot=SLOT)
+            st.rerun()

@@ -57,8 +57,10 @@ else:
             if (picked := st.session_state.get("golden_edit_id")) != qid:  # saved while the page was catching up
                 return flash(f"Not saved: that form was {qid}'s, but {picked} is picked now. Check the text and "
                              "save again.", "warning", slot=EDIT_SLOT)
-            act(gs.edit_question, s, me, qid, st.session_state[f"edit_text_{qid}"], st.session_state[f"edit_type_{qid}"],
-                st.session_state[f"edit_notes_{qid}"], success=f"Saved {qid}.", slot=EDIT_SLOT)
+            said = act(gs.edit_question, s, me, qid, st.session_state[f"edit_text_{qid}"],
+                       st.session_state[f"edit_type_{qid}"], st.session_state[f"edit_notes_{qid}"], slot=EDIT_SLOT)
+            if said:
+                flash(said, "success" if said.startswith("Saved") else "info", slot=EDIT_SLOT)
 
         def _delete(qid: str) -> None:
             act(gs.delete_question, s, me, qid, success=f"Deleted {qid} and its judgments.")
