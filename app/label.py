@@ -51,19 +51,26 @@ class CandidateView:
 
 @dataclass(frozen=True)
 class LabelProgress:
-    """Questions done out of all, and this question's judged candidates out of those shown."""
+    """My questions done out of all, the team's, and this question's candidates I judged."""
 
     n_questions: int
-    n_complete: int
+    n_complete: int  # the team's: done or unanswerable
     n_unanswerable: int
     judged: int
     candidates: int
+    n_mine: int = 0  # questions I have judged (or that are marked unanswerable)
+
+    @property
+    def share(self) -> float:
+        """My share of the questions done: what the progress bar shows."""
+        return self.n_mine / self.n_questions if self.n_questions else 0.0
 
     @property
     def text(self) -> str:
         """The progress line under the question picker."""
-        return (f"Questions done: {self.n_complete} / {self.n_questions} ({self.n_unanswerable} unanswerable) · "
-                f"this question: {self.judged} / {self.candidates} candidates judged by you")
+        return (f"You: {self.n_mine} / {self.n_questions} questions judged · team: {self.n_complete} done "
+                f"({self.n_unanswerable} unanswerable) · this question: {self.judged} / {self.candidates} "
+                "candidates judged by you")
 
 
 def _badge(name: str, rank: int) -> str:
@@ -123,11 +130,24 @@ def other_hits(found: Sequence[CandidateView], shown: Sequence[CandidateView]) -
     return [], "No document matches every word."
 
 
-def label_progress(index: Sequence[QuestionSummary], views: Sequence[CandidateView]) -> LabelProgress:
-    """Counts for the progress line of the Label page."""
+def mine_done(index: Sequence[QuestionSummary], mine: Mapping[str, int]) -> list[str]:
+    """The questions this annotator has finished: judged at least one document, or marked unanswerable."""
+    return [s.query_id for s in index if mine.get(s.query_id) or s.unanswerable]
+
+
+def first_unfinished(index: Sequence[QuestionSummary], mine: Mapping[str, int]) -> str | None:
+    """Where an annotator starts: their first question not yet finished (None when all are)."""
+    done = set(mine_done(index, mine))
+    return next((s.query_id for s in index if s.query_id not in done), None)
+
+
+def label_progress(index: Sequence[QuestionSummary], views: Sequence[CandidateView],
+                   mine: Mapping[str, int] | None = None) -> LabelProgress:
+    """Counts for the progress line of the Label page (`mine`: Store.judged_by for this annotator)."""
     return LabelProgress(len(index), sum(1 for s in index if s.status.complete),
                          sum(1 for s in index if s.status == Status.UNANSWERABLE),
-                         sum(1 for v in views if v.grade is not None), len(views))
+                         sum(1 for v in views if v.grade is not None), len(views),
+                         len(mine_done(index, mine or {})))
 
 
 def question_choice_label(query_id: str, status: Status, text: str) -> str:

@@ -72,3 +72,13 @@ def _status(unanswerable: bool, any_relevant: int, n_judged: int) -> Status:
     if any_relevant:
         return Status.DONE
     return Status.STARTED if n_judged else Status.NEW
+
+
+def judged_by(conn: Connection, *, collection: str, annotator: str) -> dict[str, int]:
+    """query_id -> how many documents `annotator` judged on it (questions they did not judge are absent).
+    One indexed scan of that annotator's judgments: what a per-annotator progress line needs."""
+    q, j = S.questions, S.judgments
+    cid = collection_id(conn, collection)
+    rows = conn.execute(sa.select(q.c.query_id, sa.func.count()).join(q, q.c.id == j.c.question_id)
+                        .where(j.c.annotator == annotator, q.c.collection_id == cid).group_by(q.c.query_id))
+    return {query_id: n for query_id, n in rows}

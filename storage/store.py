@@ -192,6 +192,13 @@ class Store:
         with self._db.read() as conn:
             return question_index.question_index(conn, collection=collection, with_annotators=with_annotators)
 
+    def judged_by(self, annotator: str, *, collection: str = DEFAULT_COLLECTION) -> dict[str, int]:
+        """query_id -> documents `annotator` judged on it (absent: none); {} while there is no collection."""
+        with self._db.read() as conn:
+            if C.revision(conn, collection) == 0:
+                return {}
+            return question_index.judged_by(conn, collection=collection, annotator=annotator)
+
     def list_questions(self, *, collection: str = DEFAULT_COLLECTION) -> list[QuestionStatus]:
         """Every question (in creation order) with its judgments, consensus grades and status."""
         with self._db.read() as conn:

@@ -58,7 +58,7 @@ def test_label_grade_click_is_saved_at_once_and_survives_a_new_session(app_home)
     again = open_app(annotator="asha")  # a new session: nothing comes from session state
     assert again.button(key="cand-0-g3").proto.type == "primary"
     assert again.button(key="cand-1-g0").proto.type == "primary"
-    assert any("Questions done: 1 / 1" in p.proto.text for p in again.get("progress"))
+    assert any("You: 1 / 1 questions judged" in p.proto.text for p in again.get("progress"))
 
 
 def test_label_clear_removes_only_my_grade(app_home):
@@ -176,7 +176,7 @@ def test_label_link_with_a_question_id_opens_it_and_survives_an_edit(app_home):
     store.set_unanswerable("q-0003", True)
     again = open_link("q-0003")
     assert again.session_state["q"] == "q-0003"
-    assert open_link("no-such-question").session_state["q"] == "q-0062"  # unknown: the last, as without a link
+    assert open_link("no-such-question").session_state["q"] == "q-0001"  # unknown: asha's first unfinished
 
 
 def test_label_search_for_a_listed_document_says_where_it_is(app_home):
@@ -186,3 +186,16 @@ def test_label_search_for_a_listed_document_says_where_it_is(app_home):
     assert f"Already among the candidates above: {doc0} (#1)." in texts(at.caption)
     at.text_input(key="keyword").input("zzzz-no-such-word").run()
     assert "No document matches every word." in texts(at.caption)
+
+
+def test_label_progress_and_start_are_per_annotator(app_home):
+    at = add_question(open_app(annotator="asha"))
+    at = add_question(at, "Who approves travel?", "policy-lookup")
+    next(b for b in at.button if b.key == "cand-0-g2").click().run()  # asha judges q-0002 only
+    ben = open_app(annotator="ben")
+    assert ben.session_state["q"] == "q-0001"  # ben starts at his first unfinished question
+    [bar] = ben.get("progress")
+    assert "You: 0 / 2 questions judged" in bar.proto.text and bar.proto.value == 0
+    asha = open_app(annotator="asha")
+    assert asha.session_state["q"] == "q-0001"  # asha has not judged q-0001 yet
+    assert "You: 1 / 2 questions judged" in asha.get("progress")[0].proto.text

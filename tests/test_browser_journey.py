@@ -166,7 +166,7 @@ def test_browser_journey(app, page):
     # Reload: a new websocket session; the database and the URL (annotator, question) keep everything.
     page.reload()
     wait_ready(page)
-    expect_visible(page.get_by_text(re.compile(r"Questions done: 2 / 2 \(1 unanswerable\)")))
+    expect_visible(page.get_by_text(re.compile(r"You: 2 / 2 questions judged · team: 2 done \(1 unanswerable\)")))
     assert page.get_by_role("textbox", name="Annotator", exact=True).input_value() == "asha"
     expect_visible(page.get_by_role("button", name="Unmark unanswerable"))
     page.locator(".st-key-prev-question button").click()

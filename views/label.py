@@ -62,7 +62,8 @@ if not index:
     st.info("No questions yet: write the first one above. Candidates from dense and BM25 retrieval appear below it.")
     st.stop()
 
-start_question(Keys.QUESTION, ids)
+mine = guard(s.judged_by, me.name)  # this annotator's own progress and starting question
+start_question(Keys.QUESTION, ids, lb.first_unfinished(index, mine))
 question_picker(Keys.QUESTION, {x.query_id: lb.question_choice_label(x.query_id, x.status, x.question) for x in index},
                 _move_question)
 
@@ -79,8 +80,8 @@ options[1].button("Mark unanswerable" if mark else "Unmark unanswerable", key="u
                   on_click=act, args=(lb.set_unanswerable, s, me, qid, mark), disabled=not me.can(Can.GRADE),
                   help="No document in the corpus answers this question." if mark else None)
 views = lb.candidate_views(corp, pooled(path, question.question), status, me.name, shuffle=shuffle)
-progress = lb.label_progress(index, views)
-options[2].progress(progress.n_complete / progress.n_questions, text=progress.text)
+progress = lb.label_progress(index, views, mine)
+options[2].progress(progress.share, text=progress.text)
 
 st.subheader(inert(question.question), anchor=False)
 st.markdown(lb.status_line(status), unsafe_allow_html=True)
