@@ -24,6 +24,8 @@ STATUS_MARKS = {Status.DONE: "✓", Status.UNANSWERABLE: "∅", Status.STARTED: 
 STATUS_BADGES = {Status.DONE: ":green-badge[done]", Status.UNANSWERABLE: ":orange-badge[unanswerable]",
                  Status.STARTED: ":gray-badge[started]", Status.NEW: ":gray-badge[new]"}
 RETRIEVER_NAMES = {"bm25": "BM25"}
+UNANSWERABLE_NOTE = ("Marked **unanswerable**: no document answers it, so grades 1-3 are off. Grade 0 still "
+                     "records \"seen and rejected\".")
 # Words too common to be worth a highlight; retrieval itself still sees them.
 STOPWORDS = frozenset("""a an and are as at be by can do does did for from has have how i if in is it its me my
 no not of on or our so than that the their there this to was we what when where which who why will with you your
@@ -128,6 +130,14 @@ def other_hits(found: Sequence[CandidateView], shown: Sequence[CandidateView]) -
         listed = ", ".join(f"{h.doc_id} (#{rank[h.doc_id]})" for h in found[:5])
         return [], f"Already among the candidates above: {listed}."
     return [], "No document matches every word."
+
+
+def next_ungraded(views: Sequence[CandidateView], graded: str) -> int:
+    """Where the focus goes after grading `graded`: the next card without my grade (wrapping
+    round), else that same card."""
+    at = next((i for i, v in enumerate(views) if v.doc_id == graded), 0)
+    order = list(range(at + 1, len(views))) + list(range(0, at))
+    return next((i for i in order if views[i].grade is None), at)
 
 
 def mine_done(index: Sequence[QuestionSummary], mine: Mapping[str, int]) -> list[str]:

@@ -199,3 +199,23 @@ def test_label_progress_and_start_are_per_annotator(app_home):
     asha = open_app(annotator="asha")
     assert asha.session_state["q"] == "q-0001"  # asha has not judged q-0001 yet
     assert "You: 1 / 2 questions judged" in asha.get("progress")[0].proto.text
+
+
+def test_keyboard_digit_grades_the_focused_card_and_jumps_to_the_next_ungraded_one(app_home):
+    at = add_question(open_app(annotator="asha"))
+    docs = [candidate_doc(at, i) for i in range(4)]
+    store = open_store()
+
+    def grades():
+        return {j.doc_id: j.grade for j in store.judgments(annotator="asha")}
+
+    next(b for b in at.button if b.key == "cand-1-g1").click().run()  # card #2 graded by a click first
+    at.button(key="key-grade-2").click().run()  # focus #1 -> graded 2 -> skips #2 (graded) to #3
+    assert grades() == {docs[1]: 1, docs[0]: 2} and at.session_state["focus"] == 2
+    at.button(key="key-grade-0").click().run()  # #3 -> 0, on to #4
+    at.button(key="focus-prev").click().run()  # K: back to #3
+    at.button(key="key-grade-3").click().run()  # regrade #3; on to #4 (the next without a grade)
+    assert grades() == {docs[1]: 1, docs[0]: 2, docs[2]: 3} and at.session_state["focus"] == 3
+    at.button(key="undo-grade").click().run()  # U: #3 back to 0
+    assert grades()[docs[2]] == 0 and any("Undone" in m for m in texts(at.success))
+    assert any("jump to the next card you have not graded" in c for c in texts(at.caption))

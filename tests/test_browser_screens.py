@@ -99,3 +99,20 @@ def test_an_import_shows_its_counts_in_the_same_rerun_and_links_open_their_quest
     wait_ready(page)
     expect(page.locator(".st-key-q input")).to_have_value(re.compile(r"^q-0007 "), timeout=STEP_MS)
     assert "q=q-0007" in page.url
+
+
+def test_keyboard_focus_is_scrolled_into_view(server, page):
+    app, _ = server
+    page.goto(app.url + "/?annotator=asha&q=q-0001")
+    wait_ready(page)
+    expect(page.locator(".st-key-cand-0")).to_be_visible()
+    for n in range(1, 9):
+        page.locator("body").press("j")
+        expect(page.get_by_text(f"now #{n + 1} of")).to_be_visible()
+        wait_ready(page)
+    card = page.locator(".st-key-cand-8")
+    page.wait_for_function("() => { const c = document.querySelector('.st-key-cand-8');"
+                           " const r = c && c.getBoundingClientRect(); return r && r.top >= 0 && r.top < innerHeight; }",
+                           timeout=10_000)
+    assert "▶" in card.inner_text()  # and marked
+    screenshot(page, "screens-keyboard-focus", full_page=False)

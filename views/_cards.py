@@ -42,10 +42,14 @@ def candidate_card(view: CandidateView, n: int, key: str, on_grade: Grade, *, fo
 
 
 def keyboard_bar(focus: int, n: int, focused_doc: str, on_grade: Grade, on_move: Callable[[int], None], *,
-                 unanswerable: bool, read_only: bool = False) -> None:
-    """J/K move the focus, 0-3 grade the focused candidate and move on."""
+                 unanswerable: bool, read_only: bool = False, on_undo: tuple | None = None) -> None:
+    """J/K move the focus, 0-3 grade the focused candidate and jump to the next ungraded one, U undoes."""
     with st.container(horizontal=True, key="keyboard-bar", vertical_alignment="center", gap="small"):
-        st.caption(f"Keys: **J**/**K** move the focus (now #{focus + 1}) · **0**-**3** grade it · **N**/**P** question")
+        st.caption(f"Keys: **J**/**K** move the focus (now #{focus + 1} of {n}) · **0**-**3** grade it and jump to "
+                   "the next card you have not graded · **U** undo · **N**/**P** question")
+        st.button("Undo", key="undo-grade", shortcut="U", on_click=on_undo[0] if on_undo else None,
+                  args=on_undo[1:] if on_undo else None, type="tertiary", disabled=on_undo is None or read_only,
+                  help="Put back the grade your last click replaced")
         st.button("Next", key="focus-next", shortcut="J", on_click=on_move, args=(1,), type="tertiary",
                   help="Focus the next candidate")
         st.button("Previous", key="focus-prev", shortcut="K", on_click=on_move, args=(-1,), type="tertiary",

@@ -25,6 +25,7 @@ class Keys:
     FLASH = "_flash"
     CONFIRM_DELETE = "confirm_delete"
     EVAL_RUN = "eval_run"
+    UNDO = "_undo"  # (query_id, doc_id, grade before, grade after) of the last grade action
 
 
 def guard(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

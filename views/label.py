@@ -14,6 +14,7 @@ from labeler.text import inert
 from views._cards import (
     candidate_card, demo_offer_box, keyboard_bar, new_question_form, question_picker, start_question,
 )
+from views import _keyboard as kb
 from views._common import Keys, act, actor, flash, guard, show_flash
 from views._loaders import keyword_hits, pooled, workspace
 
@@ -86,27 +87,26 @@ options[2].progress(progress.share, text=progress.text)
 st.subheader(inert(question.question), anchor=False)
 st.markdown(lb.status_line(status), unsafe_allow_html=True)
 if question.unanswerable:
-    st.warning("Marked **unanswerable**: no document answers it, so grades 1-3 are off. Grade 0 still records "
-               "\"seen and rejected\".")
+    st.warning(lb.UNANSWERABLE_NOTE)
 
 
 def _grade(doc_id: str, grade: int | None, advance: bool = False) -> None:
-    if act(lb.grade, s, me, qid, doc_id, grade) and advance:
-        st.session_state[Keys.FOCUS] = st.session_state.get(Keys.FOCUS, 0) + 1
+    kb.grade(s, me, qid, views, doc_id, grade, advance)
 
 
 def _move_focus(step: int) -> None:
-    st.session_state[Keys.FOCUS] = max(0, min(len(views) - 1, st.session_state.get(Keys.FOCUS, 0) + step))
+    kb.move_focus(max(0, min(len(views) - 1, st.session_state.get(Keys.FOCUS, 0) + step)))
 
 
 focus = st.session_state[Keys.FOCUS] = min(st.session_state.get(Keys.FOCUS, 0), max(len(views) - 1, 0))
 if views:
     keyboard_bar(focus, len(views), views[focus].doc_id, _grade, _move_focus, unanswerable=question.unanswerable,
-                 read_only=read_only)
+                 read_only=read_only, on_undo=(kb.undo, s, me) if Keys.UNDO in st.session_state else None)
 st.subheader(f"Candidates ({len(views)})", anchor=False)
 for i, view in enumerate(views):
     candidate_card(view, i + 1, f"cand-{i}", _grade, focused=i == focus, unanswerable=question.unanswerable,
                    read_only=read_only)
+kb.show_focus(focus) if views else None
 
 st.subheader("Find another document", anchor=False)
 query = st.text_input("Search the corpus by keyword or document id", key="keyword",

@@ -1,0 +1,60 @@
+"""Grading from the keyboard or a click: save, remember it for undo, and move the focus on.
+
+What a digit does (said on screen): it grades the focused card, then the focus jumps to the next
+card you have not graded yet (wrapping round), so an auto-advance never lands on a grade you gave
+and a second digit never overwrites it. U (or the Undo button) puts back the grade the last
+action replaced, on whichever question it was."""
+from __future__ import annotations
+
+import streamlit as st
+
+from app import label as lb
+from app.access import Actor
+from app.label import CandidateView
+from storage import Store
+from views._common import Keys, act
+
+SCROLL_PENDING = "_scroll_to_focus"
+MARK = "<style>.st-key-cand-{n} {{ outline: 2px solid #1c83e1; outline-offset: 3px; }}</style>"
+SCROLL = """<span hidden data-focus="{n}-{nonce}"></span><script>
+setTimeout(() => {{
+  const card = document.querySelector('.st-key-cand-{n}');
+  if (card) card.scrollIntoView({{block: 'nearest', behavior: 'instant'}});
+}}, 60);
+</script>"""
+
+
+def grade(s: Store, me: Actor, qid: str, views: list[CandidateView], doc_id: str, value: int | None,
+          advance: bool = False) -> None:
+    """Save a grade (None clears it); remember what it replaced; with `advance`, focus the next ungraded card."""
+    previous = next((v.grade for v in views if v.doc_id == doc_id), None)
+    if previous == value or not act(lb.grade, s, me, qid, doc_id, value):
+        return
+    st.session_state[Keys.UNDO] = (qid, doc_id, previous, value)
+    if advance:
+        move_focus(lb.next_ungraded(views, doc_id))
+
+
+def move_focus(n: int) -> None:
+    """Focus card n (0-based) and have the next run scroll it into view."""
+    st.session_state[Keys.FOCUS] = n
+    st.session_state[SCROLL_PENDING] = True
+
+
+def undo(s: Store, me: Actor) -> None:
+    """Put back the grade the last action replaced, and focus that card's question."""
+    qid, doc_id, previous, value = st.session_state.pop(Keys.UNDO)
+    if act(lb.grade, s, me, qid, doc_id, previous, success=f"Undone: {doc_id} back to "
+           f"{'ungraded' if previous is None else previous} (was {'cleared' if value is None else value})."):
+        st.session_state[Keys.QUESTION] = qid
+
+
+def show_focus(n: int) -> None:
+    """Outline card n (0-based); after a keyboard move, also scroll it into view (the focus must be
+    where the eyes are), but never on a plain rerun, which would make the page jump."""
+    if not st.session_state.pop(SCROLL_PENDING, False):
+        st.html(MARK.format(n=n))
+        return
+    st.session_state["_scroll_nonce"] = st.session_state.get("_scroll_nonce", 0) + 1
+    st.html(MARK.format(n=n) + SCROLL.format(n=n, nonce=st.session_state["_scroll_nonce"]),
+            unsafe_allow_javascript=True)
