@@ -9,27 +9,13 @@ import streamlit as st
 import labeler  # noqa: F401 - sets offline mode before any model library loads
 from app.access import Can
 from app.accounts import team_mode
-from labeler.bugs import record_bug
 from views._auth import identify
-from views._common import Keys
+from views._common import Keys, guarded
 from views._loaders import store
 
 st.set_page_config(page_title="Golden Set Labeler", page_icon=":material/fact_check:", layout="wide")
 if team_mode():  # also when started without `labeler app --team`'s flags
     st.set_option("client.showErrorDetails", "none")
-
-
-def guarded(fn, *args):
-    """In team mode an unexpected error is logged under an id and the user sees only the id."""
-    if not team_mode():
-        return fn(*args)
-    try:
-        return fn(*args)
-    except Exception as exc:  # noqa: BLE001 - the one place a team user's unexpected error ends up
-        incident, _ = record_bug(exc, f"app user={st.session_state.get(Keys.ACTOR, '(signing in)')}")
-        st.error(f"Something went wrong on our side (error id **{incident}**). The details are in the server's "
-                 "log; quote this id to your admin.")
-        st.stop()
 
 
 actor = st.session_state[Keys.ACTOR] = guarded(identify, store())

@@ -3,6 +3,7 @@ another corpus (a path on the server, an upload) is `app.corpus_files`, re-expor
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from app.access import Actor, Can
@@ -14,6 +15,14 @@ from labeler.retrieval import Retriever
 from storage import Store
 
 __all__ = ["UPLOAD_SUFFIXES", "save_uploaded_corpus"]  # the page's upload check lives in app.corpus_files
+
+
+def source_line(info: CorpusSummary, actor: Actor) -> str:
+    """Where the open corpus comes from. Server paths are for admins (who open corpora); anyone
+    else sees the corpus's name and fingerprint, not the server's layout."""
+    if actor.can(Can.OPEN_CORPUS):
+        return f"Source: `{info.source}` · fingerprint `{info.fingerprint[:19]}…` · cache `{info.cache}`"
+    return f"Source: `{Path(info.source).name}` · fingerprint `{info.fingerprint[:19]}…`"
 
 
 def open_server_path(actor: Actor, text: str) -> tuple[str, Corpus]:

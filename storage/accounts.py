@@ -176,6 +176,8 @@ class Accounts:
             conn.execute(S.users.update().where(S.users.c.id == row.id).values(
                 password_hash=digest, invite_hash=None, invite_expires_at=None, updated_at=self._now(),
                 updated_by=row.email))
+            # An invite doubles as a password reset: sessions signed in with the old password end.
+            conn.execute(S.sessions.delete().where(S.sessions.c.user_id == row.id))
             return self._new_session(conn, row)
 
     # ---- sign-in and sessions

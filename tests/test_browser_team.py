@@ -212,14 +212,14 @@ def test_team_oidc_roles_and_annotator_identity(home, browser, monkeypatch, tmp_
             expect(ann.get_by_role("textbox", name="Annotator")).to_have_count(0)
             visible(card(ann, "cand-0"), FIRST_PAGE_MS)
             doc_id = card_doc_id(ann, "cand-0")
-            # The last demo question (shown first) is unanswerable: only grade 0 is open on it.
+            # Ann starts at her first unfinished question, q-0001.
             card(ann, "cand-0").get_by_role("button", name="0 · Not relevant").click()
             visible(card(ann, "cand-0").get_by_test_id("stBaseButton-primary"))
             wait_ready(ann)
             ann.get_by_role("heading", level=1).first.scroll_into_view_if_needed()
             screenshot(ann, "team-annotator-label", full_page=False)
             mine = [(j.query_id, j.doc_id, j.grade) for j in store.judgments() if j.annotator == "ann@example.org"]
-            assert mine == [("q-0062", doc_id, 0)]
+            assert mine == [("q-0001", doc_id, 0)]
             assert not [j for j in store.judgments() if j.annotator == "someone-else"]
 
             sidebar_go(ann, "Corpus")

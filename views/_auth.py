@@ -6,9 +6,10 @@ from __future__ import annotations
 import streamlit as st
 
 from app import accounts as acc
-from app.access import Actor, local_actor
+from app.access import Actor, Can, local_actor
 from labeler.errors import LabelerError
 from views._common import Keys, show_flash
+from views._uploads import allow_uploads
 
 TOKEN = "_session_token"
 
@@ -29,7 +30,9 @@ def identify(store) -> Actor:
             st.text_input("Annotator", key=Keys.ANNOTATOR, bind="query-params", placeholder="your name",
                           help="Every grade you give is saved under this name.")
         return local_actor(st.session_state.get(Keys.ANNOTATOR) or "")
+    allow_uploads(False)  # until signed in as someone who may upload (see views/_uploads.py)
     actor = _team_actor(store)
+    allow_uploads(actor.can(Can.OPEN_CORPUS) or actor.can(Can.IMPORT_GOLDEN))
     st.session_state[Keys.RECHECK] = lambda: _fresh_actor(store)
     with st.sidebar:
         st.caption(f"Signed in as `{actor.name}` · {actor.role.value}")

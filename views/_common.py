@@ -20,6 +20,7 @@ class Keys:
     ANNOTATOR = "annotator"
     ACTOR = "_actor"
     RECHECK = "_recheck_actor"
+    SESSION_ENDED = "_session_ended"  # an action found the sign-in gone: rerun the whole page, not a fragment
     QUESTION = "q"
     FOCUS = "focus"
     FLASH = "_flash"
@@ -46,7 +47,8 @@ def act(fn: Callable[..., Any], *args: Any, success: str | None = None, slot: st
     recheck = st.session_state.get(Keys.RECHECK)  # team mode: the session may have ended since the last run
     if recheck is not None:
         fresh = recheck()
-        if fresh is None:  # the sign-in screen of the rerun says so
+        if fresh is None:  # the sign-in screen of the (whole-page) rerun says so
+            st.session_state[Keys.SESSION_ENDED] = True
             return False
         args = tuple(fresh if isinstance(a, Actor) else a for a in args)  # a changed role applies at once
     try:
@@ -76,6 +78,27 @@ def show_flash(slot: str = Keys.FLASH) -> None:
     """Show and forget the messages callbacks left (in `slot`: next to the control that acted)."""
     for kind, message in st.session_state.pop(slot, []):
         getattr(st, kind)(message)
+
+
+def guarded(fn: Callable[..., T], *args: Any) -> T | None:
+    """Run a page (or a fragment of one). In team mode an unexpected error is logged under an id
+    and the user sees only the id; locally it is shown as usual (the developer is the user)."""
+    from app.accounts import team_mode
+
+    if st.session_state.pop(Keys.SESSION_ENDED, False):
+        st.rerun(scope="app")  # a fragment's rerun would not reach the sign-in screen
+    if not team_mode():
+        return fn(*args)
+    try:
+        return fn(*args)
+    except Exception as exc:  # noqa: BLE001 - the one place a team user's unexpected error ends up
+        from labeler.bugs import record_bug
+
+        incident, _ = record_bug(exc, f"app user={st.session_state.get(Keys.ACTOR, '(signing in)')}")
+        st.error(f"Something went wrong on our side (error id **{incident}**). The details are in the server's "
+                 "log; quote this id to your admin.")
+        st.stop()
+        raise  # unreachable: st.stop raises
 
 
 def actor() -> Actor:

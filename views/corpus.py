@@ -28,9 +28,9 @@ c1.metric("Documents", f"{info.documents:,}")
 c2.metric("Chunks", f"{info.chunks:,}")
 c3.metric("Model", info.model)
 c4.metric("Index", info.index)
-st.caption(f"Source: `{info.source}` · fingerprint `{info.fingerprint[:19]}…` · cache `{info.cache}`")
+st.caption(cp.source_line(info, me))
 env_corpus = os.environ.get(ws.CORPUS_ENV)
-if env_corpus and ws.normalize_corpus_path(env_corpus) != path:
+if env_corpus and me.can(Can.OPEN_CORPUS) and ws.normalize_corpus_path(env_corpus) != path:
     st.info(f"`{ws.CORPUS_ENV}` names {env_corpus}, but this database's golden set is written against the corpus "
             "above, so that one stays open. Hint: open the other one below to switch.")
 

@@ -1,0 +1,85 @@
+"""The Label page's judging area: one question's header, progress, keyboard bar, candidate cards
+and document search, as a fragment. A grade click (or a key) reruns only this area, not the
+page: the click costs what it changes. When a click changes what the rest of the page shows —
+the question's status (its mark in the picker, the team's counts) or the question itself
+(undo on another question) — the fragment asks for a whole-page rerun."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from app import label as lb
+from app.access import Actor, Can
+from labeler.corpus import Corpus
+from labeler.status import Status
+from labeler.text import inert
+from storage import Store
+from storage.records import QuestionSummary
+from views import _keyboard as kb
+from views._cards import candidate_card, keyboard_bar
+from views._common import Keys, act, guard, guarded, show_flash
+from views._loaders import keyword_hits, pooled
+
+
+@st.fragment
+def judging(*args) -> None:
+    """Everything below the question picker (see `_judging`); an unexpected error inside the
+    fragment is handled as on the page (Streamlit would otherwise catch it inside the fragment)."""
+    guarded(_judging, *args)
+
+
+def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp: Corpus,
+             index: Sequence[QuestionSummary], read_only: bool) -> None:
+    """Everything below the question picker, for question `qid` (whose status the page showed as `page_status`)."""
+    show_flash()  # what a click inside this area said (a fragment rerun does not redraw the page's top)
+    status = guard(s.question_status, qid)
+    if status is None:  # deleted by someone else between the index read and this one
+        st.info("That question was just deleted. Pick another one above.")
+        return
+    if status.status != page_status or st.session_state.get(Keys.QUESTION) != qid:
+        st.rerun(scope="app")  # the picker's marks and the counts above change too
+    question = status.question
+    options = st.columns([2, 2, 5], vertical_alignment="center")
+    shuffle = options[0].toggle("Shuffle candidates", key="shuffle", help="A stable random order per question, "
+                                "so the retrievers' ranking does not bias your grades.")
+    mark = not question.unanswerable
+    options[1].button("Mark unanswerable" if mark else "Unmark unanswerable", key="unanswerable",
+                      on_click=act, args=(lb.set_unanswerable, s, me, qid, mark), disabled=not me.can(Can.GRADE),
+                      help="No document in the corpus answers this question." if mark else None)
+    views = lb.candidate_views(corp, pooled(path, question.question), status, me.name, shuffle=shuffle)
+    progress = lb.label_progress(index, views, guard(s.judged_by, me.name))
+    options[2].progress(progress.share, text=progress.text)
+
+    st.subheader(inert(question.question), anchor=False)
+    st.markdown(lb.status_line(status), unsafe_allow_html=True)
+    if question.unanswerable:
+        st.warning(lb.UNANSWERABLE_NOTE)
+
+    def grade(doc_id: str, value: int | None, advance: bool = False) -> None:
+        kb.grade(s, me, qid, views, doc_id, value, advance)
+
+    def move_focus(step: int) -> None:
+        kb.move_focus(max(0, min(len(views) - 1, st.session_state.get(Keys.FOCUS, 0) + step)))
+
+    focus = st.session_state[Keys.FOCUS] = min(st.session_state.get(Keys.FOCUS, 0), max(len(views) - 1, 0))
+    if views:
+        keyboard_bar(focus, len(views), views[focus].doc_id, grade, move_focus, unanswerable=question.unanswerable,
+                     read_only=read_only, on_undo=(kb.undo, s, me) if Keys.UNDO in st.session_state else None)
+    st.subheader(f"Candidates ({len(views)})", anchor=False)
+    for i, view in enumerate(views):
+        candidate_card(view, i + 1, f"cand-{i}", grade, focused=i == focus, unanswerable=question.unanswerable,
+                       read_only=read_only)
+    if views:
+        kb.show_focus(focus)
+
+    st.subheader("Find another document", anchor=False)
+    query = st.text_input("Search the corpus by keyword or document id", key="keyword",
+                          placeholder="e.g. parental leave, or leave-004")
+    if query.strip():
+        hits, note = lb.other_hits(keyword_hits(path, query, question.question), views)
+        if note:
+            st.caption(note)
+        for i, hit in enumerate(hits):
+            candidate_card(hit, i + 1, f"hit-{i}", grade, focused=False, unanswerable=question.unanswerable,
+                           read_only=read_only)
