@@ -23,7 +23,7 @@ from conftest import REPO
 from labeler.errors import CorpusError, SignInError
 from storage import open_store
 
-PASSWORD = "a long enough password"
+from test_app_team import PASSWORD, team  # noqa: E402,F401 - the same three users, as a fixture
 
 
 # --------------------------------------------------------------------------- sign-in and sessions
@@ -81,16 +81,6 @@ def test_odd_or_hostile_paths_get_the_one_not_found_message_and_no_crash(root, t
 
 
 # --------------------------------------------------------------------------- the app, as a browser user sees it
-
-
-@pytest.fixture
-def team(app_home, monkeypatch):
-    monkeypatch.setenv("LABELER_TEAM", "1")
-    store = open_store()
-    for email, role in (("boss@example.org", "admin"), ("ann@example.org", "annotator"),
-                        ("vic@example.org", "viewer")):
-        store.accounts.add_user(email, role, password=PASSWORD)
-    return store
 
 
 def signed_in(email: str) -> AppTest:
