@@ -122,7 +122,7 @@ def worst_questions(report: EvalReport, metric: str, n: int = 10) -> list[dict[s
     for r in report.worst(metric, n):
         rank = r.first_relevant_rank
         out.append({"query_id": r.query_id, "question": report.questions.get(r.query_id, ""),
-                    "title": (f"{r.query_id} · {metric} {r.metrics[metric]:.3f} · first relevant at "
+                    "title": (f"{r.query_id} · {metric} {r.metrics[metric]:.4f} · first relevant at "
                               f"{'rank ' + str(rank) if rank else 'none retrieved'} · "
                               f"{report.questions.get(r.query_id, '')}"),
                     "retrieved": [{"rank": i, "doc_id": d.doc_id, "score": d.score,

@@ -120,3 +120,13 @@ def test_evaluate_new_threshold_or_depth_reuses_the_open_retriever(app_home, mon
     runs = open_store().list_runs()
     assert [r.summary["abstention"]["threshold"] for r in runs] == [0.5, 0.3]
     assert runs[0].config_hash != runs[1].config_hash
+
+
+def test_every_score_table_shows_four_decimals_as_trec_eval_prints():
+    import pandas as pd
+
+    from views._common import score_columns
+
+    frame = pd.DataFrame([{"metric": "ndcg@10", "mean": 0.85987, "questions": 3}])
+    config = score_columns(frame)
+    assert list(config) == ["mean"] and config["mean"]["type_config"]["format"] == "%.4f"

@@ -101,6 +101,15 @@ def guarded(fn: Callable[..., T], *args: Any) -> T | None:
         raise  # unreachable: st.stop raises
 
 
+DECIMALS = 4  # as trec_eval prints: every table of scores shows the same number of decimals
+
+
+def score_columns(frame) -> dict[str, Any]:
+    """Column formats for a table of scores: every float column with DECIMALS decimals."""
+    return {c: st.column_config.NumberColumn(format=f"%.{DECIMALS}f")
+            for c, dtype in frame.dtypes.items() if dtype.kind == "f"}
+
+
 def actor() -> Actor:
     """Who this rerun acts as (set by the entry script: the local annotator, or the signed-in user)."""
     return st.session_state[Keys.ACTOR]

@@ -7,7 +7,7 @@ import streamlit as st
 
 from app import compare as cmp
 from app import evaluate as ev
-from views._common import guard
+from views._common import guard, score_columns
 from views._loaders import saved_runs, store
 from storage import default_db_url
 
@@ -42,13 +42,13 @@ if not result.same_golden:
                "scored are paired.")
 if result.config_diff:
     st.caption("Config changes A → B: " + "; ".join(f"{k}: {va!r} → {vb!r}" for k, (va, vb) in result.config_diff.items()))
-st.container(key="comparison").dataframe(
-    pd.DataFrame(list(result.rows)), hide_index=True, key="compare_table",
-    column_config={c: st.column_config.NumberColumn(format="%.3f")
-                   for c in ("A", "B", "B - A", "ci95_low", "ci95_high", "p_value")})
+rows = pd.DataFrame(list(result.rows))
+st.container(key="comparison").dataframe(rows, hide_index=True, key="compare_table", column_config=score_columns(rows))
 better, worse = result.better(compare_metric), result.worse(compare_metric)
 w1, w2 = st.columns(2)
 w1.markdown(f"**Better in B** ({len(better)})")
-w1.dataframe(pd.DataFrame(better, columns=["query_id", "change", "question"]), hide_index=True, key="better_table")
+w1.dataframe(b := pd.DataFrame(better, columns=["query_id", "change", "question"]), hide_index=True, key="better_table",
+             column_config=score_columns(b))
 w2.markdown(f"**Worse in B** ({len(worse)})")
-w2.dataframe(pd.DataFrame(worse, columns=["query_id", "change", "question"]), hide_index=True, key="worse_table")
+w2.dataframe(w := pd.DataFrame(worse, columns=["query_id", "change", "question"]), hide_index=True, key="worse_table",
+             column_config=score_columns(w))

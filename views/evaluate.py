@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from app import evaluate as ev
-from views._common import Keys, actor, guard
+from views._common import Keys, actor, guard, score_columns
 from views._loaders import retriever, saved_runs, workspace
 from views._config_form import config_form
 
@@ -48,15 +48,15 @@ view = guard(ev.load_run, s, run_id)
 report = view.report
 st.caption(view.caption)
 
-number = {c: st.column_config.NumberColumn(format="%.3f") for c in ("mean", "ci95_low", "ci95_high",
-                                                                      *ev.headline_measures(cutoff))}
-st.container(key="metrics").dataframe(pd.DataFrame(ev.metric_rows(report, cutoff)), hide_index=True,
-                                      key="metrics_table", width=640, column_config=number)
+metrics = pd.DataFrame(ev.metric_rows(report, cutoff))
+st.container(key="metrics").dataframe(metrics, hide_index=True, key="metrics_table", width=640,
+                                      column_config=score_columns(metrics))
 types = ev.per_type_rows(report, cutoff)
 if types:
     st.markdown(f"**Per query type** (@{cutoff})")
     t1, t2 = st.columns([1, 1])
-    t1.dataframe(pd.DataFrame(types), hide_index=True, key="per_type_table", column_config=number)
+    t1.dataframe(frame := pd.DataFrame(types), hide_index=True, key="per_type_table",
+                 column_config=score_columns(frame))
     t2.bar_chart(pd.DataFrame(types), x="query_type", y=[f"ndcg@{cutoff}", f"recall@{cutoff}"], stack=False, height=260)
 
 if report.abstention is not None:
@@ -72,7 +72,8 @@ st.markdown("**Worst questions** (retrieved documents with their grades, and the
 metric = st.selectbox("By metric", ev.headline_measures(cutoff), index=3, key="worst_metric")
 for row in guard(ev.worst_questions, report, metric, 10):
     with st.expander(row["title"]):
-        st.dataframe(pd.DataFrame(row["retrieved"]), hide_index=True)
+        st.dataframe(frame := pd.DataFrame(row["retrieved"]), hide_index=True, column_config=score_columns(frame))
 
 st.subheader("History", anchor=False)
-st.dataframe(pd.DataFrame(ev.history_rows(saved)), hide_index=True, key="history_table")
+st.dataframe(frame := pd.DataFrame(ev.history_rows(saved)), hide_index=True, key="history_table",
+             column_config=score_columns(frame))
