@@ -9,6 +9,8 @@ one counter.
 """
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from app import workspace as ws
@@ -42,6 +44,14 @@ def corpus(path: str):
     return guard(_corpus, path)
 
 
+def time_left(done: int, total: int, elapsed: float) -> str:
+    """" · about 2 min left", from the pace so far (nothing until there is a pace to go by)."""
+    if done <= 0 or done >= total or elapsed < 1:
+        return ""
+    left = elapsed / done * (total - done)
+    return f" · about {left:.0f} s left" if left < 90 else f" · about {left / 60:.0f} min left"
+
+
 @st.cache_resource(show_spinner="Building or loading the index (the first start embeds every document)…",
                    max_entries=4)
 def _retriever(path: str, build_json: str):
@@ -51,9 +61,12 @@ def _retriever(path: str, build_json: str):
     # The bar is created inside the cached function: Streamlit replays a cached function's
     # elements on every hit, and can only replay blocks the function made itself.
     bar = st.progress(0.0, text="Opening the corpus…")
+    started: dict[str, float] = {}
 
     def progress(done: int, total: int, stage: str) -> None:
-        bar.progress(min(done / total, 1.0) if total else 1.0, text=f"{stage}: {done:,} / {total:,}")
+        t0 = started.setdefault(stage, time.monotonic())
+        bar.progress(min(done / total, 1.0) if total else 1.0,
+                     text=f"{stage}: {done:,} / {total:,}{time_left(done, total, time.monotonic() - t0)}")
 
     built = open_retriever(_corpus(path), BuildConfig.from_json(build_json), progress=progress)
     bar.empty()
