@@ -58,3 +58,50 @@ def show_focus(n: int) -> None:
     st.session_state["_scroll_nonce"] = st.session_state.get("_scroll_nonce", 0) + 1
     st.html(MARK.format(n=n) + SCROLL.format(n=n, nonce=st.session_state["_scroll_nonce"]),
             unsafe_allow_javascript=True)
+
+
+# Keys pressed while the app is still answering the last one used to be lost (presses 60-150 ms
+# apart dropped). This queue holds them in the page and replays each once the app is idle again.
+KEY_QUEUE = """<script>
+(() => {
+  const w = window;
+  if (w.__labelerKeys) return;
+  const q = w.__labelerKeys = [];
+  const app = () => document.querySelector('[data-testid="stApp"]');
+  const busy = () => app()?.getAttribute('data-test-script-state') === 'running';
+  let waiting = 0;  // time of the last replay; the next waits until the app has answered it
+  let sawRun = false;
+  document.addEventListener('keydown', (e) => {
+    if (e.__replayed) return;
+    const t = e.target;
+    if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.isContentEditable)) return;
+    if (e.ctrlKey || e.metaKey || e.altKey || !/^[0-3jknpu]$/i.test(e.key)) return;
+    if (busy() || waiting || q.length) {
+      e.stopImmediatePropagation(); e.preventDefault(); q.push({key: e.key, code: e.code, keyCode: e.keyCode});
+    } else {
+      waiting = Date.now(); sawRun = false;
+    }
+  }, true);
+  setInterval(() => {
+    if (waiting) {
+      if (busy()) sawRun = true;
+      if ((sawRun && !busy()) || Date.now() - waiting > 1500) waiting = 0;
+      return;
+    }
+    if (!q.length || busy()) return;
+    const k = q.shift();
+    waiting = Date.now(); sawRun = false;
+    for (const type of ['keydown', 'keyup']) {
+      const ev = new KeyboardEvent(type, {key: k.key, code: k.code, keyCode: k.keyCode, which: k.keyCode,
+                                          bubbles: true, cancelable: true});
+      ev.__replayed = true;
+      document.activeElement.dispatchEvent(ev);
+    }
+  }, 20);
+})();
+</script>"""
+
+
+def key_queue() -> None:
+    """Install the key queue in the page (once; it survives reruns)."""
+    st.html(KEY_QUEUE, unsafe_allow_javascript=True)
