@@ -192,6 +192,14 @@ class Store:
         with self._db.read() as conn:
             return question_index.question_index(conn, collection=collection, with_annotators=with_annotators)
 
+    def annotator_spelling(self, name: str) -> str:
+        """The spelling already in use for this annotator (same name up to case and spaces), else `name`
+        with its spaces tidied: "alice " and "Alice" are one annotator, shown as first typed."""
+        key = " ".join(name.split()).casefold()
+        with self._db.read() as conn:
+            known = conn.execute(sa.select(S.judgments.c.annotator).distinct()).scalars().all()
+        return next((a for a in sorted(known) if " ".join(a.split()).casefold() == key), " ".join(name.split()))
+
     def judged_by(self, annotator: str, *, collection: str = DEFAULT_COLLECTION) -> dict[str, int]:
         """query_id -> documents `annotator` judged on it (absent: none); {} while there is no collection."""
         with self._db.read() as conn:

@@ -219,3 +219,12 @@ def test_keyboard_digit_grades_the_focused_card_and_jumps_to_the_next_ungraded_o
     at.button(key="undo-grade").click().run()  # U: #3 back to 0
     assert grades()[docs[2]] == 0 and any("Undone" in m for m in texts(at.success))
     assert any("jump to the next card you have not graded" in c for c in texts(at.caption))
+
+
+def test_annotator_names_differing_in_case_or_spaces_are_one_annotator(app_home):
+    at = add_question(open_app(annotator="Alice"))
+    next(b for b in at.button if b.key == "cand-0-g2").click().run()
+    again = open_app(annotator="  alice ")
+    next(b for b in again.button if b.key == "cand-1-g1").click().run()
+    assert {j.annotator for j in open_store().judgments()} == {"Alice"}  # shown as first typed
+    assert "You: 1 / 1 questions judged" in again.get("progress")[0].proto.text

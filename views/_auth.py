@@ -29,7 +29,8 @@ def identify(store) -> Actor:
             # Bound to the URL (?annotator=...): it survives a reload and page switches, unlike session state.
             st.text_input("Annotator", key=Keys.ANNOTATOR, bind="query-params", placeholder="your name",
                           help="Every grade you give is saved under this name.")
-        return local_actor(st.session_state.get(Keys.ANNOTATOR) or "")
+        typed = st.session_state.get(Keys.ANNOTATOR) or ""
+        return local_actor(store.annotator_spelling(typed) if typed.strip() else "")
     allow_uploads(False)  # until signed in as someone who may upload (see views/_uploads.py)
     actor = _team_actor(store)
     allow_uploads(actor.can(Can.OPEN_CORPUS) or actor.can(Can.IMPORT_GOLDEN))
