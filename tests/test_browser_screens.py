@@ -133,3 +133,34 @@ def test_keys_pressed_faster_than_the_app_answers_are_all_kept(server, page):
     wait_ready(page)
     mine = store.judgments(query_id=qid, annotator="asha")
     assert sorted(j.grade for j in mine) == sorted([2, 1, 0, 3, 2, 1, 0]) and len({j.doc_id for j in mine}) == 7
+
+
+def test_two_annotators_in_two_browsers_have_their_own_progress(server, playwright):
+    app, store = server
+    first = store.add_question("How many vacation days do new employees get?", author="asha").query_id
+    second = store.add_question("Who approves travel?", author="asha").query_id
+    browser = launch_chromium(playwright)
+    try:
+        pages = {}
+        for name in ("asha", "ben"):
+            pages[name] = browser.new_context(viewport={"width": 1360, "height": 900}).new_page()
+            pages[name].set_default_timeout(STEP_MS)
+            pages[name].goto(app.url + f"/?annotator={name}&q={first}")
+            wait_ready(pages[name])
+        asha, ben = pages["asha"], pages["ben"]
+        asha.locator(".st-key-cand-0-g2 button").click()
+        # The demo's 9 unanswerable questions count as done for everyone; asha has judged one more.
+        expect(asha.get_by_text(re.compile(r"You: 10 / 64 questions judged"))).to_be_visible()
+        ben.reload()
+        wait_ready(ben)
+        expect(ben.get_by_text(re.compile(r"You: 9 / 64 questions judged"))).to_be_visible()
+        ben.goto(app.url + "/?annotator=ben")  # no link: ben starts at his own first unfinished question
+        wait_ready(ben)
+        expect(ben.locator(".st-key-q input")).to_have_value(re.compile(r"^q-0001 "))
+        asha.goto(app.url + "/?annotator=asha")
+        wait_ready(asha)
+        expect(asha.locator(".st-key-q input")).to_have_value(re.compile(r"^q-0001 "))  # the demo's first
+        assert {j.annotator for j in store.judgments(query_id=first)} == {"asha"}
+        assert not store.judgments(query_id=second)
+    finally:
+        browser.close()
