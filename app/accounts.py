@@ -15,11 +15,11 @@ from typing import Any
 
 from app.access import Actor, Can, Role
 from labeler.errors import AccessDenied, InputError, SignInError
+from labeler.passwords import invite_link
 from storage import Store
 from storage.accounts import User
 
 TEAM_ENV = "LABELER_TEAM"  # set by `labeler app --team`
-PUBLIC_URL_ENV = "LABELER_PUBLIC_URL"  # where invite links point
 
 
 def team_mode() -> bool:
@@ -137,12 +137,6 @@ def set_team_setting(store: Store, actor: Actor, key: str, value: Any) -> None:
     """Change one team setting (admins only)."""
     actor.require(Can.TEAM_SETTINGS)
     store.accounts.set_setting(key, value, by=actor.name)
-
-
-def invite_link(token: str) -> str:
-    """The link that opens the set-your-password form ($LABELER_PUBLIC_URL, else the local address)."""
-    base = os.environ.get(PUBLIC_URL_ENV, "").strip().rstrip("/") or "http://127.0.0.1:8501"
-    return f"{base}/?invite={token}"
 
 
 SETTING_HELP = {"session_hours": "How long a built-in sign-in lasts (hours).",

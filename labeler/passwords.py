@@ -6,8 +6,11 @@ strings of which only a SHA-256 digest is stored, so the database never holds a 
 """
 from __future__ import annotations
 
+import functools
 import hashlib
+import os
 import secrets
+import urllib.parse
 
 from labeler.errors import InputError
 
@@ -61,13 +64,18 @@ def verify_password(password_hash: str | None, password: str) -> bool:
         return False
 
 
-_DUMMY: list[str] = []
-
-
+@functools.cache
 def _dummy_hash() -> str:
-    if not _DUMMY:
-        _DUMMY.append(_hasher().hash(secrets.token_hex(16)))
-    return _DUMMY[0]
+    return _hasher().hash(secrets.token_hex(16))
+
+
+PUBLIC_URL_ENV = "LABELER_PUBLIC_URL"  # where invite links point
+
+
+def invite_link(token: str) -> str:
+    """The link that opens the set-your-password form ($LABELER_PUBLIC_URL, else the local address)."""
+    base = os.environ.get(PUBLIC_URL_ENV, "").strip().rstrip("/") or "http://127.0.0.1:8501"
+    return f"{base}/?invite={urllib.parse.quote(token)}"
 
 
 def new_token() -> str:

@@ -346,16 +346,26 @@ def test_team_builtin_accounts_viewer_lockout_invite_and_expiry(home, browser, m
 # --------------------------------------------------------------------------- 3. no tracebacks
 
 
-def test_team_unexpected_page_error_shows_an_id_not_a_traceback(home, browser, monkeypatch):
+def admin_only(home: Path):
+    """A database whose one user is an admin with a password."""
     store = open_store(home / "labeler.db")
     store.accounts.add_user("admin@example.org", "admin", password=PASSWORD)
+    return store
+
+
+def open_and_sign_in_as_admin(page, server: AppServer) -> None:
+    page.goto(server.url)
+    wait_ready(page)
+    sign_in_with_password(page, "admin@example.org")
+
+
+def test_team_unexpected_page_error_shows_an_id_not_a_traceback(home, browser, monkeypatch):
+    admin_only(home)
     server = team_server(monkeypatch, home)
     page = new_page(browser)
 
     def journey() -> None:
-        page.goto(server.url)
-        wait_ready(page)
-        sign_in_with_password(page, "admin@example.org")
+        open_and_sign_in_as_admin(page, server)
         expect_signed_in(page, "admin@example.org", "admin")
         wait_ready(page, timeout=FIRST_PAGE_MS)
         # A saved run whose summary JSON is cut off (a damaged row): reading it raises ValueError.
@@ -379,17 +389,13 @@ def test_team_unexpected_page_error_shows_an_id_not_a_traceback(home, browser, m
 
 
 def test_team_unexpected_sign_in_error_shows_an_id_not_a_traceback(home, browser, monkeypatch):
-    store = open_store(home / "labeler.db")
-    store.accounts.add_user("admin@example.org", "admin", password=PASSWORD)
-    store.accounts.set_setting("session_hours", 12)
+    admin_only(home).accounts.set_setting("session_hours", 12)
     sql(home, "UPDATE team_settings SET value = '{\"hours\": 1' WHERE key = 'session_hours'")  # a damaged row
     server = team_server(monkeypatch, home)
     page = new_page(browser)
 
     def journey() -> None:
-        page.goto(server.url)
-        wait_ready(page)
-        sign_in_with_password(page, "admin@example.org")
+        open_and_sign_in_as_admin(page, server)
         wait_ready(page)
         page.wait_for_timeout(1000)
         wait_ready(page)

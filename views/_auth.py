@@ -12,6 +12,7 @@ from views._common import Keys, show_flash
 from views._uploads import allow_uploads
 
 TOKEN = "_session_token"
+SPELLING = "_annotator_spelling"  # (name as typed, the spelling it resolved to)
 
 
 def oidc_configured() -> bool:
@@ -29,8 +30,7 @@ def identify(store) -> Actor:
             # Bound to the URL (?annotator=...): it survives a reload and page switches, unlike session state.
             st.text_input("Annotator", key=Keys.ANNOTATOR, bind="query-params", placeholder="your name",
                           help="Every grade you give is saved under this name.")
-        typed = st.session_state.get(Keys.ANNOTATOR) or ""
-        return local_actor(store.annotator_spelling(typed) if typed.strip() else "")
+        return local_actor(_spelling(store, st.session_state.get(Keys.ANNOTATOR) or ""))
     allow_uploads(False)  # until signed in as someone who may upload (see views/_uploads.py)
     actor = _team_actor(store)
     allow_uploads(actor.can(Can.OPEN_CORPUS) or actor.can(Can.IMPORT_GOLDEN))
@@ -39,6 +39,17 @@ def identify(store) -> Actor:
         st.caption(f"Signed in as `{actor.name}` · {actor.role.value}")
         st.button("Sign out", key="sign-out", on_click=_sign_out, args=(store,))
     return actor
+
+
+def _spelling(store, typed: str) -> str:
+    """The spelling in use for the typed name, looked up once per name typed (the lookup reads every
+    annotator's name; a rerun must not cost the size of the collection)."""
+    if not typed.strip():
+        return ""
+    known = st.session_state.get(SPELLING)
+    if known is None or known[0] != typed:
+        known = st.session_state[SPELLING] = (typed, store.annotator_spelling(typed))
+    return known[1]
 
 
 def _team_actor(store) -> Actor:

@@ -78,12 +78,12 @@ def demo_offer_box(on_load: Callable[[], None]) -> None:
         st.button("Load the demo golden set", key="load-demo", icon=":material/download:", on_click=on_load)
 
 
-def start_question(key: str, ids: list[str], unfinished: str | None) -> None:
+def start_question(key: str, ids: list[str], unfinished: Callable[[], str | None]) -> None:
     """The question to show when none is picked (or it is gone): `?q=<query_id>` from the URL, else
-    the annotator's first unfinished one, else the last."""
+    the annotator's first unfinished one (`unfinished()`, asked only then), else the last."""
     if st.session_state.get(key) not in ids:
         wanted = st.query_params.get("q")
-        st.session_state[key] = wanted if wanted in ids else unfinished or ids[-1]
+        st.session_state[key] = wanted if wanted in ids else unfinished() or ids[-1]
 
 
 def question_picker(key: str, labels: dict[str, str], on_move: Callable[[int], None]) -> None:

@@ -64,7 +64,6 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
 
     focus = st.session_state[Keys.FOCUS] = min(st.session_state.get(Keys.FOCUS, 0), max(len(views) - 1, 0))
     if views:
-        kb.key_queue()
         keyboard_bar(focus, len(views), views[focus].doc_id, grade, move_focus, unanswerable=question.unanswerable,
                      read_only=read_only, on_undo=(kb.undo, s, me) if Keys.UNDO in st.session_state else None)
     st.subheader(f"Candidates ({len(views)})", anchor=False)

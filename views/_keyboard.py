@@ -15,7 +15,10 @@ from storage import Store
 from views._common import Keys, act
 
 SCROLL_PENDING = "_scroll_to_focus"
-MARK = "<style>.st-key-cand-{n} {{ outline: 2px solid #1c83e1; outline-offset: 3px; }}</style>"
+# With an element besides the <style>: a style-only st.html is kept in the page after the next run
+# replaces it, so the outline of an earlier focus would stay.
+MARK = ('<span hidden data-focus-mark="{n}"></span>'
+        "<style>.st-key-cand-{n} {{ outline: 2px solid #1c83e1; outline-offset: 3px; }}</style>")
 SCROLL = """<span hidden data-focus="{n}-{nonce}"></span><script>
 setTimeout(() => {{
   const card = document.querySelector('.st-key-cand-{n}');

@@ -13,9 +13,11 @@ from app.access import Can
 from views._cards import demo_offer_box, new_question_form, question_picker, start_question
 from views._common import Keys, act, actor, flash, guard, show_flash
 from views._judging import judging
+from views._keyboard import key_queue
 from views._loaders import workspace
 
 st.title("Label", anchor=False)
+key_queue()  # first thing on the page: a key pressed during any later run (N/P too) is kept
 s, path, corp, ret = workspace()
 show_flash()
 
@@ -60,8 +62,7 @@ if not index:
     st.info("No questions yet: write the first one above. Candidates from dense and BM25 retrieval appear below it.")
     st.stop()
 
-mine = guard(s.judged_by, me.name)  # this annotator's own progress and starting question
-start_question(Keys.QUESTION, ids, lb.first_unfinished(index, mine))
+start_question(Keys.QUESTION, ids, lambda: lb.first_unfinished(index, guard(s.judged_by, me.name)))
 question_picker(Keys.QUESTION, {x.query_id: lb.question_choice_label(x.query_id, x.status, x.question) for x in index},
                 _move_question)
 

@@ -15,8 +15,8 @@ import click
 
 from labeler.cli import cli, handle_errors
 from labeler.errors import InputError
+from storage.accounts import ROLES
 
-ROLES = ("admin", "annotator", "viewer")
 ENTRY = Path(__file__).resolve().parents[2] / "streamlit_app.py"
 
 
@@ -93,11 +93,9 @@ def users_add(email: str, role: str, name: str, invite: bool, oidc: bool, db: st
 
 
 def _print_invite(store, email: str) -> None:
-    import urllib.parse
+    from labeler.passwords import invite_link
 
-    base = os.environ.get("LABELER_PUBLIC_URL", "").strip().rstrip("/") or "http://127.0.0.1:8501"
-    token = store.accounts.invite(email, by="(cli)")
-    click.echo(f"Invite link (one use, 7 days): {base}/?invite={urllib.parse.quote(token)}")
+    click.echo(f"Invite link (one use, 7 days): {invite_link(store.accounts.invite(email, by='(cli)'))}")
 
 
 @users.command("invite")
