@@ -47,6 +47,7 @@ class GoldenOverview:
     health: GoldenHealth
     disagreements: tuple[dict[str, Any], ...]
     agreement: str
+    unanswerable_disagreements: tuple[dict[str, Any], ...] = ()  # votes against relevant grades
 
 
 def _agreement_line(ratings) -> str:
@@ -67,7 +68,7 @@ def overview(store: Store, *, max_disagreements: int = 50) -> GoldenOverview:
     """The page's data from one read of the collection's questions and judgments."""
     statuses = store.list_questions()
     ratings: dict[tuple[str, str], dict[str, int]] = {}
-    rows, choices, edits, types = [], {}, {}, {}
+    rows, choices, edits, types, split = [], {}, {}, {}, []
     for s in statuses:
         q = s.question
         for j in s.judgments:
@@ -76,7 +77,12 @@ def overview(store: Store, *, max_disagreements: int = 50) -> GoldenOverview:
         annotators = list(q.annotators) + [a for a in s.annotators if a not in q.annotators]
         rows.append({"query_id": q.query_id, "question": q.question, "type": q.query_type, "status": str(s.status),
                      "judged": s.n_judged, "relevant": s.n_relevant, "labels": labels,
-                     "annotators": ", ".join(annotators), "updated": q.updated_at})
+                     "annotators": ", ".join(annotators), "unanswerable votes": ", ".join(s.voters),
+                     "updated": q.updated_at})
+        if said := s.unanswerable_disagreement:
+            split.append({"query_id": q.query_id, "consensus": "unanswerable" if q.unanswerable else "answerable",
+                          "unanswerable": ", ".join(a for a, v in said.items() if v == "unanswerable"),
+                          "graded relevant": ", ".join(a for a, v in said.items() if v == "answerable")})
         choices[q.query_id] = question_choice_label(q.query_id, s.status, q.question)
         edits[q.query_id] = QuestionEdit(q.question, q.query_type, q.notes, len(s.judgments))
         if q.query_type:
@@ -85,7 +91,7 @@ def overview(store: Store, *, max_disagreements: int = 50) -> GoldenOverview:
                            "grades": ", ".join(f"{a}:{g}" for a, g in d.grades.items())}
                           for d in consensus(ratings).disagreements[:max_disagreements])
     return GoldenOverview(tuple(rows), choices, edits, tuple(sorted(types, key=lambda t: (-types[t], t))),
-                          golden_health(store.export_golden()), disagreements, _agreement_line(ratings))
+                          golden_health(store.export_golden()), disagreements, _agreement_line(ratings), tuple(split))
 
 
 def filter_rows(rows: Sequence[dict[str, Any]], *, text: str = "", types: Sequence[str] = (),

@@ -24,8 +24,8 @@ STATUS_MARKS = {Status.DONE: "✓", Status.UNANSWERABLE: "∅", Status.STARTED: 
 STATUS_BADGES = {Status.DONE: ":green-badge[done]", Status.UNANSWERABLE: ":orange-badge[unanswerable]",
                  Status.STARTED: ":gray-badge[started]", Status.NEW: ":gray-badge[new]"}
 RETRIEVER_NAMES = {"bm25": "BM25"}
-UNANSWERABLE_NOTE = ("Marked **unanswerable**: no document answers it, so grades 1-3 are off. Grade 0 still "
-                     "records \"seen and rejected\".")
+UNANSWERABLE_NOTE = ("You marked it **unanswerable**: no document answers it, so your grades 1-3 are off. "
+                     "Grade 0 still records \"seen and rejected\".")
 # Words too common to be worth a highlight; retrieval itself still sees them.
 STOPWORDS = frozenset("""a an and are as at be by can do does did for from has have how i if in is it its me my
 no not of on or our so than that the their there this to was we what when where which who why will with you your
@@ -60,7 +60,7 @@ class LabelProgress:
     n_unanswerable: int
     judged: int
     candidates: int
-    n_mine: int = 0  # questions I have judged (or that are marked unanswerable)
+    n_mine: int = 0  # questions I have judged or marked unanswerable myself
 
     @property
     def share(self) -> float:
@@ -141,8 +141,9 @@ def next_ungraded(views: Sequence[CandidateView], graded: str) -> int:
 
 
 def mine_done(index: Sequence[QuestionSummary], mine: Mapping[str, int]) -> list[str]:
-    """The questions this annotator has finished: judged at least one document, or marked unanswerable."""
-    return [s.query_id for s in index if mine.get(s.query_id) or s.unanswerable]
+    """The questions this annotator has finished: judged at least one document, or marked
+    unanswerable themselves (`mine`: Store.judged_by, where such a question counts 0 documents)."""
+    return [s.query_id for s in index if s.query_id in mine]
 
 
 def first_unfinished(index: Sequence[QuestionSummary], mine: Mapping[str, int]) -> str | None:
@@ -176,6 +177,24 @@ def query_types(index: Sequence[QuestionSummary]) -> list[str]:
         if s.query_type:
             counts[s.query_type] = counts.get(s.query_type, 0) + 1
     return sorted(counts, key=lambda t: (-counts[t], t)) + [t for t in STARTER_QUERY_TYPES if t not in counts]
+
+
+def unanswerable_notes(status: QuestionStatus, annotator: str) -> list[tuple[str, str]]:
+    """What the judging area says about "unanswerable" for this annotator: (kind, markdown) pairs,
+    kind "warning" (their own vote) or "info" (others' votes, a disagreement)."""
+    mine = status.votes_unanswerable(annotator)
+    others = [inert(a) for a in status.voters if a != annotator]
+    notes = [("warning", UNANSWERABLE_NOTE)] if mine else []
+    if others:
+        who = ", ".join(others)
+        notes.append(("info", f"Also marked unanswerable by {who}." if mine else
+                      f"Marked unanswerable by {who}. Judge it yourself: your grades and your mark are your own."))
+    said = status.unanswerable_disagreement
+    if said:
+        found = ", ".join(inert(a) for a, v in said.items() if v == "answerable")
+        notes.append(("info", f"Disagreement: {found} graded a document relevant, so the team's consensus is "
+                              "**answerable**. To disagree, grade that document 0."))
+    return notes
 
 
 def status_line(status: QuestionStatus) -> str:

@@ -79,6 +79,25 @@ def consensus(ratings: Ratings) -> Consensus:
     return Consensus(qrels, tuple(disagreements))
 
 
+def unanswerable_consensus(voters: Iterable[str], ratings: Mapping[str, Mapping[str, int]]) -> bool:
+    """A question is unanswerable when someone votes so and no document's consensus grade is >= 1.
+
+    `ratings`: doc_id -> {annotator: grade} for the question. A vote never outweighs a grade, so
+    the consensus grades (what an export carries) and the flag never contradict each other.
+    """
+    return any(True for _ in voters) and all(consensus_grade(g.values()) < 1 for g in ratings.values() if g)
+
+
+def unanswerable_disagreement(voters: Iterable[str], ratings: Mapping[str, Mapping[str, int]]) -> dict[str, str]:
+    """annotator -> "unanswerable" or "answerable" when they disagree: some vote unanswerable while
+    others (who do not vote so) grade a document >= 1; {} when they agree."""
+    said = set(voters)
+    found = sorted({a for g in ratings.values() for a, grade in g.items() if grade >= 1 and a not in said})
+    if not said or not found:
+        return {}
+    return {**{a: "unanswerable" for a in sorted(said)}, **{a: "answerable" for a in found}}
+
+
 def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float | None:
     """Cohen's kappa for two annotators' grades of the same items (unweighted).
 

@@ -6,10 +6,13 @@ file names are kept as the question's credited annotators and written back on ex
 Re-importing replaces the imported grades of the questions in the file, keeps the grades
 people gave in the app, and keeps questions the file does not mention.
 Export: consensus grades (the pseudo-annotator's grades count, as one voice among the people).
+"Unanswerable" likewise: the file's flag is the pseudo-annotator's vote (storage.votes); an export
+of a question people voted on carries each one's vote as `unanswerable_votes`.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import sqlalchemy as sa
@@ -24,6 +27,7 @@ from storage.collection import bump_revision, collection_id, collection_row, rec
 from storage.questions import (
     check_id, check_stored_grade, chunks, judgment_rows, keep_history, question_query, to_question, write_judgments,
 )
+from storage import votes
 from storage.records import IMPORT_ANNOTATOR, ImportSummary
 from storage.schema import utc_now
 
@@ -32,8 +36,10 @@ def export_golden(conn: Connection, *, collection: str, complete_only: bool) -> 
     """The collection's golden set with consensus grades (complete_only: done or unanswerable only)."""
     coll = collection_row(conn, collection)
     cid = collection_id(conn, collection)
-    rows = conn.execute(question_query().where(S.questions.c.collection_id == cid).order_by(S.questions.c.id))
+    rows = conn.execute(question_query().where(S.questions.c.collection_id == cid).order_by(S.questions.c.id)).all()
     questions = [to_question(r) for r in rows]
+    by_id = votes.votes_by_question(conn, [r.id for r in rows])
+    voted = {r.query_id: by_id[r.id] for r in rows if r.id in by_id}
     ratings: dict[tuple[str, str], dict[str, int]] = {}
     people: dict[str, set[str]] = {}
     for j in judgment_rows(conn, cid):
@@ -46,8 +52,14 @@ def export_golden(conn: Connection, *, collection: str, complete_only: bool) -> 
         grades = qrels.get(q.query_id, {})
         if complete_only and not status_of(q.unanswerable, grades).complete:
             continue
-        out.append(q.to_golden(grades, tuple(people.get(q.query_id, ())), coll.corpus_fingerprint))
+        golden = q.to_golden(grades, tuple(people.get(q.query_id, ())), coll.corpus_fingerprint)
+        local = [a for a in voted.get(q.query_id, ()) if a != IMPORT_ANNOTATOR]
+        if local:  # each person's own judgment (DESIGN: optional `unanswerable_votes`; v1 readers keep it)
+            said = {a: False for a in people.get(q.query_id, ())} | dict.fromkeys(local, True)
+            golden = replace(golden, extra={**golden.extra, "unanswerable_votes": dict(sorted(said.items()))})
+        out.append(golden)
     return GoldenSet(tuple(out))
+
 
 
 def check_importable(golden: GoldenSet) -> None:
@@ -107,26 +119,16 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
                                 for r in replaced if incoming.get((r.question_id, r.doc_id)) != r.grade],
                          change="import", by=by)
             conn.execute(j.delete().where(j.c.annotator == IMPORT_ANNOTATOR, j.c.question_id.in_(old_ids)))
-            _check_unanswerable_against_people(conn, [g for g in old if g.unanswerable], existing)
         rows = [dict(question_id=existing[g.query_id], doc_id=doc_id, grade=grade, annotator=IMPORT_ANNOTATOR,
                      note="", created_at=now, updated_at=now)
                 for g in batch for doc_id, grade in g.relevance.items()]
         write_judgments(conn, rows, by=by)
+        # The file's flag is one voice; with the annotators' own votes and grades here it makes the consensus.
+        votes.replace_import_votes(conn, {existing[g.query_id]: bool(g.unanswerable) for g in batch})
+        votes.refresh_unanswerable(conn, [existing[g.query_id] for g in batch])
         n_judgments += len(rows)
         done += len(batch)
         if progress is not None:
             progress(done, total)
     return ImportSummary(collection, total, n_new, total - n_new, n_judgments,
                          sum(1 for g in golden.queries if g.unanswerable))
-
-
-def _check_unanswerable_against_people(conn: Connection, marked: list[GoldenQuery], ids: Mapping[str, int]) -> None:
-    if not marked:
-        return
-    j, qt = S.judgments, S.questions
-    rows = conn.execute(sa.select(qt.c.query_id, j.c.doc_id, j.c.annotator).join(qt, qt.c.id == j.c.question_id)
-                        .where(j.c.question_id.in_([ids[g.query_id] for g in marked]), j.c.grade >= 1)).all()
-    if rows:
-        shown = ", ".join(f"{r.query_id}/{r.doc_id} ({r.annotator})" for r in rows[:3])
-        raise InputError(f"the file marks questions unanswerable that annotators graded relevant here: {shown}",
-                         hint="resolve those judgments in the app first, or import into another --collection.")

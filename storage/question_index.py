@@ -75,10 +75,13 @@ def _status(unanswerable: bool, any_relevant: int, n_judged: int) -> Status:
 
 
 def judged_by(conn: Connection, *, collection: str, annotator: str) -> dict[str, int]:
-    """query_id -> how many documents `annotator` judged on it (questions they did not judge are absent).
-    One indexed scan of that annotator's judgments: what a per-annotator progress line needs."""
-    q, j = S.questions, S.judgments
+    """query_id -> how many documents `annotator` judged on it, 0 where they only voted it
+    unanswerable (questions they did neither on are absent). Indexed scans of that annotator's
+    judgments and votes: what a per-annotator progress line needs."""
+    q, j, v = S.questions, S.judgments, S.unanswerable_votes
     cid = collection_id(conn, collection)
+    voted = conn.execute(sa.select(q.c.query_id).join(q, q.c.id == v.c.question_id)
+                         .where(v.c.annotator == annotator, q.c.collection_id == cid)).scalars()
     rows = conn.execute(sa.select(q.c.query_id, sa.func.count()).join(q, q.c.id == j.c.question_id)
                         .where(j.c.annotator == annotator, q.c.collection_id == cid).group_by(q.c.query_id))
-    return {query_id: n for query_id, n in rows}
+    return {**dict.fromkeys(voted, 0), **{query_id: n for query_id, n in rows}}

@@ -1,10 +1,9 @@
 """Questions and judgments inside a transaction: checks, writes, and one question's status.
 
 Rules this module decides (DESIGN.md leaves them open):
-- Unanswerable: a question cannot be marked unanswerable while any annotator grades one of
-  its documents >= 1, and a document of an unanswerable question cannot be graded >= 1
-  (grade 0, "seen and rejected", is fine). The error names the documents; clear them first.
-  So an exported golden set always passes its own validator.
+- Unanswerable is each annotator's own vote (storage.votes has the rules and the consensus):
+  one cannot vote so while grading a document of the question >= 1, nor grade >= 1 while
+  voting so (grade 0, "seen and rejected", is fine).
 - Grades set in the app are 0-3; an import may carry another scale if it was read with
   keep_scale=True, as long as each grade fits a 64-bit integer column.
 Every write bumps the collection's revision in the same transaction.
@@ -26,6 +25,7 @@ from labeler.golden import GRADE_MAX, GRADE_MIN
 from labeler.ids import ID_HINT, id_problem
 from labeler.status import status_of
 from storage import schema as S
+from storage import votes
 from storage.collection import bump_revision, collection_id, collection_row
 from storage.records import IMPORT_ANNOTATOR, GradeEvent, Judgment, Question, QuestionStatus
 from storage.schema import utc_now
@@ -222,6 +222,9 @@ def add_question(conn: Connection, text: str, *, collection: str, query_id: str 
         unanswerable=bool(unanswerable), notes=notes or "", author=author or "", updated_by=author or "",
         created_at=now,
         updated_at=now, extra=dict(extra or {}), credited_annotators=[], corpus_fingerprint=corpus_fingerprint))
+    if unanswerable:  # written as unanswerable: its author's vote (or the import's, without an author)
+        row = question_row(conn, collection, query_id)
+        votes.write_vote(conn, row.id, author or IMPORT_ANNOTATOR, True)
     bump_revision(conn, cid)
     return to_question(question_row(conn, collection, query_id))
 
@@ -248,20 +251,15 @@ def delete_question(conn: Connection, query_id: str, *, collection: str) -> bool
 
 def set_unanswerable(conn: Connection, query_id: str, unanswerable: bool, *, collection: str,
                      by: str = "") -> Question:
-    """Mark (or unmark) a question unanswerable; refused while any document is graded >= 1."""
+    """Record (or withdraw) `by`'s vote that no document answers the question; refused while they
+    grade one of its documents >= 1. The question's flag becomes the team's consensus."""
+    annotator = check_annotator(by)
     row = question_row(conn, collection, query_id)
     if unanswerable:
-        j = S.judgments
-        relevant = conn.execute(sa.select(j.c.doc_id, j.c.annotator, j.c.grade)
-                                .where(j.c.question_id == row.id, j.c.grade >= 1)
-                                .order_by(j.c.doc_id, j.c.annotator)).all()
-        if relevant:
-            shown = ", ".join(f"{r.doc_id} ({r.annotator}: {r.grade})" for r in relevant[:3])
-            more = f" and {len(relevant) - 3} more" if len(relevant) > 3 else ""
-            raise InputError(f"question {query_id!r} has documents graded relevant: {shown}{more}",
-                             hint="set those grades to 0 or clear them first; an unanswerable question "
-                                  "has no relevant document.")
-    _touch(conn, row, unanswerable=bool(unanswerable), updated_by=by)
+        votes.check_vote_allowed(conn, row.id, query_id, annotator)
+    if votes.write_vote(conn, row.id, annotator, unanswerable):
+        votes.refresh_unanswerable(conn, [row.id])
+        _touch(conn, row, updated_by=annotator)
     return to_question(question_row(conn, collection, query_id))
 
 
@@ -275,12 +273,11 @@ def set_judgment(conn: Connection, query_id: str, doc_id: str, grade: int, *, an
     check_grade(grade)
     annotator = check_annotator(annotator)
     row = question_row(conn, collection, query_id)
-    if row.unanswerable and grade >= 1:
-        raise InputError(f"question {query_id!r} is marked unanswerable, so no document can be graded {grade}",
-                         hint="unmark it as unanswerable first, or grade the document 0.")
+    votes.check_grade_allowed(conn, row.id, query_id, annotator, grade)
     now = utc_now()
     write_judgments(conn, [dict(question_id=row.id, doc_id=doc_id, grade=grade, annotator=annotator,
                                 note=note or "", created_at=now, updated_at=now)])
+    votes.refresh_unanswerable(conn, [row.id])
     _touch(conn, row)
     j = S.judgments
     out = conn.execute(sa.select(j, sa.literal(query_id).label("query_id")).where(
@@ -296,6 +293,7 @@ def clear_judgment(conn: Connection, query_id: str, doc_id: str, *, annotator: s
     done = conn.execute(j.delete().where(j.c.question_id == row.id, j.c.doc_id == doc_id,
                                          j.c.annotator == annotator)).rowcount > 0
     if done:
+        votes.refresh_unanswerable(conn, [row.id])
         _touch(conn, row)
     return done
 
@@ -316,13 +314,13 @@ def grade_history(conn: Connection, query_id: str, *, collection: str) -> list[G
 # --------------------------------------------------------------------------- one question's status
 
 
-def status_for(question: Question, judgments: tuple[Judgment, ...]) -> QuestionStatus:
-    """A question with its judgments, their consensus grades and its status."""
+def status_for(question: Question, judgments: tuple[Judgment, ...], voters: tuple[str, ...] = ()) -> QuestionStatus:
+    """A question with its judgments, their consensus grades, its status and its unanswerable votes."""
     ratings: dict[tuple[str, str], dict[str, int]] = {}
     for j in judgments:
         ratings.setdefault((j.query_id, j.doc_id), {})[j.annotator] = j.grade
     grades = dict(consensus(ratings).qrels.get(question.query_id, {}))
-    return QuestionStatus(question, judgments, grades, status_of(question.unanswerable, grades))
+    return QuestionStatus(question, judgments, grades, status_of(question.unanswerable, grades), voters)
 
 
 def question_status(conn: Connection, query_id: str, *, collection: str) -> QuestionStatus | None:
@@ -333,15 +331,15 @@ def question_status(conn: Connection, query_id: str, *, collection: str) -> Ques
     j = S.judgments
     rows = conn.execute(sa.select(j, sa.literal(query_id).label("query_id"))
                         .where(j.c.question_id == row.id).order_by(j.c.doc_id, j.c.annotator))
-    return status_for(to_question(row), tuple(to_judgment(r) for r in rows))
+    return status_for(to_question(row), tuple(to_judgment(r) for r in rows), votes.voters(conn, row.id))
 
 
 def list_questions(conn: Connection, *, collection: str) -> list[QuestionStatus]:
     """Every question (in creation order) with its judgments, consensus grades and status."""
     cid = collection_id(conn, collection)
-    rows = conn.execute(question_query().where(S.questions.c.collection_id == cid).order_by(S.questions.c.id))
-    questions = [to_question(r) for r in rows]
+    rows = conn.execute(question_query().where(S.questions.c.collection_id == cid).order_by(S.questions.c.id)).all()
+    voted = votes.votes_by_question(conn, [r.id for r in rows])
     by_question: dict[str, list[Judgment]] = {}
     for j in judgment_rows(conn, cid):
         by_question.setdefault(j.query_id, []).append(j)
-    return [status_for(q, tuple(by_question.get(q.query_id, ()))) for q in questions]
+    return [status_for(to_question(r), tuple(by_question.get(r.query_id, ())), voted.get(r.id, ())) for r in rows]

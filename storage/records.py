@@ -6,6 +6,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from labeler.golden import GoldenQuery
+from labeler.agreement import unanswerable_disagreement
 from labeler.status import Status
 
 DEFAULT_COLLECTION = "default"
@@ -75,6 +76,19 @@ class QuestionStatus:
     judgments: tuple[Judgment, ...]
     consensus: Mapping[str, int]  # doc_id -> consensus grade
     status: Status
+    voters: tuple[str, ...] = ()  # who votes it unanswerable (storage.votes), sorted
+
+    def votes_unanswerable(self, annotator: str) -> bool:
+        """True when this annotator votes the question unanswerable."""
+        return annotator in self.voters
+
+    @property
+    def unanswerable_disagreement(self) -> dict[str, str]:
+        """annotator -> "unanswerable"/"answerable" when votes and relevant grades disagree, else {}."""
+        ratings: dict[str, dict[str, int]] = {}
+        for j in self.judgments:
+            ratings.setdefault(j.doc_id, {})[j.annotator] = j.grade
+        return unanswerable_disagreement(self.voters, ratings)
 
     @property
     def n_judged(self) -> int:

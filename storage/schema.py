@@ -135,6 +135,14 @@ judgment_history = sa.Table(
     sa.Index("ix_judgment_history_question", "question_id", "doc_id"),
 )
 
+# v7: each annotator's own "unanswerable" vote (storage.votes); questions.unanswerable keeps the consensus.
+unanswerable_votes = sa.Table(
+    "unanswerable_votes", SCHEMA,
+    sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("annotator", sa.Text, primary_key=True),
+    sa.Column("created_at", sa.Text, nullable=False),
+)
+
 # v6: team mode. Roles are stored here and enforced by the app layer (app.access).
 users = sa.Table(
     "users", SCHEMA,
@@ -276,6 +284,22 @@ def _v6_accounts_and_history(conn: Connection) -> None:
                                                         "team_settings")])
 
 
+def _v7_unanswerable_votes(conn: Connection) -> None:
+    # "Unanswerable" becomes each annotator's own judgment. A question marked so keeps one vote:
+    # by whoever last changed it (who marked it, since v6), else the flag as one voice (as an import).
+    v7 = sa.MetaData()
+    sa.Table("questions", v7, sa.Column("id", sa.Integer, primary_key=True))
+    sa.Table("unanswerable_votes", v7,
+             sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True),
+             sa.Column("annotator", sa.Text, primary_key=True),
+             sa.Column("created_at", sa.Text, nullable=False))
+    v7.create_all(conn, tables=[v7.tables["unanswerable_votes"]])
+    conn.execute(sa.text(
+        "INSERT INTO unanswerable_votes (question_id, annotator, created_at) "
+        "SELECT id, CASE WHEN updated_by <> '' THEN updated_by ELSE :imported END, "
+        "updated_at FROM questions WHERE unanswerable"), {"imported": "(import)"})  # storage.records.IMPORT_ANNOTATOR
+
+
 @dataclass(frozen=True)
 class Migration:
     """One numbered, named schema change."""
@@ -294,6 +318,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "judgments by (question, document, grade)", _v5_judgments_covering_index),
     Migration(6, "users, sessions, sign-in throttling, team settings, judgment history, who wrote what",
               _v6_accounts_and_history),
+    Migration(7, "unanswerable_votes: each annotator's own unanswerable judgment", _v7_unanswerable_votes),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -148,7 +148,8 @@ class Store:
 
     def set_unanswerable(self, query_id: str, unanswerable: bool = True, *,
                          collection: str = DEFAULT_COLLECTION, by: str = "") -> Question:
-        """Mark (or unmark) a question unanswerable; refused while any document is graded >= 1."""
+        """Record (or withdraw) `by`'s vote that no document answers the question (refused while they
+        grade one of its documents >= 1); the question's flag becomes the consensus (storage.votes)."""
         with self._db.write() as conn:
             return questions.set_unanswerable(conn, query_id, unanswerable, collection=collection, by=by)
 
@@ -197,11 +198,13 @@ class Store:
         with its spaces tidied: "alice " and "Alice" are one annotator, shown as first typed."""
         key = " ".join(name.split()).casefold()
         with self._db.read() as conn:
-            known = conn.execute(sa.select(S.judgments.c.annotator).distinct()).scalars().all()
+            known = conn.execute(sa.union(sa.select(S.judgments.c.annotator),
+                                          sa.select(S.unanswerable_votes.c.annotator))).scalars().all()
         return next((a for a in sorted(known) if " ".join(a.split()).casefold() == key), " ".join(name.split()))
 
     def judged_by(self, annotator: str, *, collection: str = DEFAULT_COLLECTION) -> dict[str, int]:
-        """query_id -> documents `annotator` judged on it (absent: none); {} while there is no collection."""
+        """query_id -> documents `annotator` judged on it, 0 where they only voted it unanswerable
+        (absent: neither); {} while there is no collection."""
         with self._db.read() as conn:
             if C.revision(conn, collection) == 0:
                 return {}

@@ -96,7 +96,7 @@ def test_label_mark_unanswerable_refused_while_a_document_is_relevant(app_home):
     at.button(key="cand-0-g2").click().run()
     at.button(key="unanswerable").click().run()
     assert not at.exception
-    assert any("graded relevant" in e for e in texts(at.error))
+    assert any("you graded documents of question" in e for e in texts(at.error))
     assert not open_store().get_question("q-0001").unanswerable
 
 
@@ -173,7 +173,7 @@ def test_label_link_with_a_question_id_opens_it_and_survives_an_edit(app_home):
     store.edit_question("q-0003", text="An edited question?")
     for j in store.judgments(query_id="q-0003"):  # a status change too: graded relevant -> unanswerable
         store.clear_judgment("q-0003", j.doc_id, annotator=j.annotator)
-    store.set_unanswerable("q-0003", True)
+    store.set_unanswerable("q-0003", True, by="asha")
     again = open_link("q-0003")
     assert again.session_state["q"] == "q-0003"
     assert open_link("no-such-question").session_state["q"] == "q-0001"  # unknown: asha's first unfinished
@@ -228,3 +228,22 @@ def test_annotator_names_differing_in_case_or_spaces_are_one_annotator(app_home)
     next(b for b in again.button if b.key == "cand-1-g1").click().run()
     assert {j.annotator for j in open_store().judgments()} == {"Alice"}  # shown as first typed
     assert "You: 1 / 1 questions judged" in again.get("progress")[0].proto.text
+
+
+def test_label_unanswerable_is_each_annotators_own_mark(app_home):
+    at = add_question(open_app(annotator="asha"), "Can I keep a pet snake at my desk?", "policy-lookup")
+    at.button(key="unanswerable").click().run()
+    ben = open_app(annotator="ben")
+    ben.selectbox(key="q").select("q-0001").run() if ben.session_state["q"] != "q-0001" else None
+    # ben sees asha's mark, keeps his grades and his own button; his progress does not count her mark.
+    assert any("Marked unanswerable by asha. Judge it yourself" in i for i in texts(ben.info))
+    assert not ben.button(key="cand-0-g2").disabled and ben.button(key="unanswerable").label == "Mark unanswerable"
+    assert "You: 0 / 1 questions judged" in ben.get("progress")[0].proto.text
+    ben.button(key="cand-0-g2").click().run()  # ben disagrees: a relevant document
+    store = open_store()
+    assert not store.get_question("q-0001").unanswerable  # a vote never outweighs a relevant grade
+    assert any("Disagreement: ben graded a document relevant" in i for i in texts(ben.info))
+    at.run()  # asha's mark stands, and is hers alone
+    assert at.button(key="unanswerable").label == "Unmark unanswerable" and at.button(key="cand-0-g2").disabled
+    at.button(key="unanswerable").click().run()
+    assert store.question_status("q-0001").voters == ()

@@ -149,11 +149,29 @@ def test_two_annotators_in_two_browsers_have_their_own_progress(server, playwrig
             wait_ready(pages[name])
         asha, ben = pages["asha"], pages["ben"]
         asha.locator(".st-key-cand-0-g2 button").click()
-        # The demo's 9 unanswerable questions count as done for everyone; asha has judged one more.
-        expect(asha.get_by_text(re.compile(r"You: 10 / 64 questions judged"))).to_be_visible()
+        # The demo's unanswerable questions are the import's votes: done for no one until judged.
+        expect(asha.get_by_text(re.compile(r"You: 1 / 64 questions judged"))).to_be_visible()
         ben.reload()
         wait_ready(ben)
-        expect(ben.get_by_text(re.compile(r"You: 9 / 64 questions judged"))).to_be_visible()
+        expect(ben.get_by_text(re.compile(r"You: 0 / 64 questions judged"))).to_be_visible()
+        # Unanswerable is each one's own mark: asha marks the second question, ben disagrees.
+        for page in (asha, ben):
+            page.goto(app.url + f"/?annotator={page is asha and 'asha' or 'ben'}&q={second}")
+            wait_ready(page)
+        asha.locator(".st-key-unanswerable button").first.click()
+        expect(asha.get_by_text("You marked it unanswerable")).to_be_visible()
+        expect(asha.locator(".st-key-cand-0-g2 button")).to_be_disabled()
+        ben.reload()
+        wait_ready(ben)
+        expect(ben.get_by_text("Marked unanswerable by asha. Judge it yourself")).to_be_visible()
+        expect(ben.locator(".st-key-unanswerable button").first).to_have_text("Mark unanswerable")
+        ben.locator(".st-key-cand-0-g2 button").click()
+        expect(ben.get_by_text(re.compile("Disagreement: ben graded a document relevant"))).to_be_visible()
+        asha.reload()
+        wait_ready(asha)
+        expect(asha.get_by_text(re.compile("Disagreement: ben graded a document relevant"))).to_be_visible()
+        expect(asha.locator(".st-key-unanswerable button").first).to_have_text("Unmark unanswerable")
+        assert store.question_status(second).voters == ("asha",) and not store.get_question(second).unanswerable
         ben.goto(app.url + "/?annotator=ben")  # no link: ben starts at his own first unfinished question
         wait_ready(ben)
         expect(ben.locator(".st-key-q input")).to_have_value(re.compile(r"^q-0001 "))
@@ -161,6 +179,11 @@ def test_two_annotators_in_two_browsers_have_their_own_progress(server, playwrig
         wait_ready(asha)
         expect(asha.locator(".st-key-q input")).to_have_value(re.compile(r"^q-0001 "))  # the demo's first
         assert {j.annotator for j in store.judgments(query_id=first)} == {"asha"}
-        assert not store.judgments(query_id=second)
+        assert {j.annotator for j in store.judgments(query_id=second)} == {"ben"}
+        # The Golden set page counts the split and names both sides.
+        asha.goto(app.url + "/golden_set?annotator=asha")
+        wait_ready(asha)
+        asha.get_by_text("Questions per type, disagreements, agreement").click()
+        expect(asha.get_by_text(re.compile("a vote never outweighs a relevant grade"))).to_be_visible()
     finally:
         browser.close()

@@ -126,19 +126,47 @@ def test_clear_judgment_removes_only_that_annotators_grade(store):
     assert [j.annotator for j in store.judgments()] == ["ben"]
 
 
-def test_set_unanswerable_refused_while_a_document_is_relevant(store):
+def test_unanswerable_is_each_annotators_own_vote(store):
     store.add_question("A?", query_id="a")
     store.set_judgment("a", "d1", 0, annotator="asha")
     store.set_judgment("a", "d2", 2, annotator="ben")
-    with pytest.raises(InputError, match=r"d2 \(ben: 2\).*Hint: set those grades to 0"):
-        store.set_unanswerable("a")
-    store.set_judgment("a", "d2", 0, annotator="ben")
-    assert store.set_unanswerable("a").unanswerable
-    store.set_judgment("a", "d3", 0, annotator="asha")  # "seen and rejected" is fine
-    with pytest.raises(InputError, match="marked unanswerable.*Hint: unmark"):
+    # asha may say "unanswerable" although ben found d2 relevant: a disagreement, not an error.
+    # The consensus stays answerable: d2's consensus grade is 2 (only ben graded it).
+    assert not store.set_unanswerable("a", by="asha").unanswerable
+    status = store.question_status("a")
+    assert status.voters == ("asha",) and status.unanswerable_disagreement == {"asha": "unanswerable",
+                                                                                "ben": "answerable"}
+    with pytest.raises(InputError, match=r"d2 \(2\).*Hint: set your grades of those documents to 0"):
+        store.set_unanswerable("a", by="ben")  # ben's own grade stands in his way
+    with pytest.raises(InputError, match="you marked question 'a' unanswerable.*Hint: unmark"):
         store.set_judgment("a", "d3", 1, annotator="asha")
-    assert not store.set_unanswerable("a", False).unanswerable
+    store.set_judgment("a", "d3", 0, annotator="asha")  # "seen and rejected" is fine
+    # asha grades d2 0: its consensus is floor((0 + 2) / 2) = 1, still relevant, still answerable.
+    store.set_judgment("a", "d2", 0, annotator="asha")
+    assert not store.get_question("a").unanswerable
+    store.set_judgment("a", "d2", 1, annotator="ben")  # floor((0 + 1) / 2) = 0: nothing relevant left
+    assert store.get_question("a").unanswerable and store.question_status("a").status == Status.UNANSWERABLE
+    # ben withdrawing nothing and asha withdrawing her vote: answerable again (no vote left).
+    assert not store.set_unanswerable("a", False, by="asha").unanswerable
+    assert store.question_status("a").voters == ()
     store.set_judgment("a", "d3", 1, annotator="asha")
+    with pytest.raises(InputError, match="annotator name is required"):
+        store.set_unanswerable("a")
+
+
+def test_unanswerable_votes_of_two_annotators_and_their_export(store):
+    store.add_question("A?", query_id="a")
+    store.set_unanswerable("a", by="asha")
+    store.set_unanswerable("a", by="ben")
+    store.set_unanswerable("a", by="ben")  # twice is once
+    assert store.question_status("a").voters == ("asha", "ben") and store.get_question("a").unanswerable
+    assert store.set_unanswerable("a", False, by="ben").unanswerable  # asha's vote still stands
+    assert store.judged_by("ben") == {} and store.judged_by("asha") == {"a": 0}
+    [g] = store.export_golden().queries
+    assert g.unanswerable and g.extra["unanswerable_votes"] == {"asha": True}
+    store.set_judgment("a", "d1", 0, annotator="ben")
+    [g] = store.export_golden().queries
+    assert g.extra["unanswerable_votes"] == {"asha": True, "ben": False}
 
 
 def test_list_questions_reports_status(store):
@@ -148,7 +176,7 @@ def test_list_questions_reports_status(store):
     store.set_judgment("done", "d1", 2, annotator="asha")
     store.set_judgment("done", "d1", 0, annotator="ben")  # consensus floor(1.0) = 1: still relevant
     store.set_judgment("done", "d2", 0, annotator="ben")
-    store.set_unanswerable("unans")
+    store.set_unanswerable("unans", by="asha")
     statuses = {s.question.query_id: s for s in store.list_questions()}
     assert {k: s.status for k, s in statuses.items()} == {
         "new": Status.NEW, "started": Status.STARTED, "done": Status.DONE, "unans": Status.UNANSWERABLE}
@@ -183,7 +211,7 @@ def test_health_from_store(store):
     store.add_question("B?", query_id="b", query_type="lookup")
     store.add_question("C?", query_id="c")
     store.set_judgment("a", "d1", 3, annotator="asha")
-    store.set_unanswerable("c")
+    store.set_unanswerable("c", by="asha")
     health = store.health()
     assert (health.n_questions, health.n_unanswerable, health.without_relevant) == (3, 1, ("b",))
     assert dict(health.per_type) == {"": 1, "lookup": 2}
@@ -233,14 +261,19 @@ def test_import_golden_replaces_imported_grades_but_keeps_peoples(store):
     assert store.get_question("a").question == "A!" and store.get_question("b") is not None
 
 
-def test_import_golden_unanswerable_conflicting_with_people_changes_nothing(store, tmp_path):
+def test_import_golden_unanswerable_is_one_voice_beside_the_people_here(store):
     store.add_question("A?", query_id="a")
     store.set_judgment("a", "d1", 2, annotator="asha")
-    before = snapshot(tmp_path / "labeler.db")
-    text = '{"query_id": "new", "question": "N?"}\n{"query_id": "a", "question": "A?", "unanswerable": true}\n'
-    with pytest.raises(InputError, match=r"a/d1 \(asha\).*Hint:"):
-        store.import_golden(parse_golden_jsonl(text))
-    assert snapshot(tmp_path / "labeler.db") == before
+    text = '{"query_id": "new", "question": "N?", "unanswerable": true}\n' \
+           '{"query_id": "a", "question": "A?", "unanswerable": true}\n'
+    store.import_golden(parse_golden_jsonl(text))
+    # The file's "unanswerable" is the import's vote: alone on "new" it decides; on "a" asha's
+    # grade 2 keeps d1 relevant, so the consensus is answerable and the disagreement is shown.
+    assert store.get_question("new").unanswerable and not store.get_question("a").unanswerable
+    assert store.question_status("a").unanswerable_disagreement == {IMPORT_ANNOTATOR: "unanswerable",
+                                                                    "asha": "answerable"}
+    store.import_golden(parse_golden_jsonl('{"query_id": "new", "question": "N?"}'))  # the file changed its mind
+    assert not store.get_question("new").unanswerable and store.question_status("new").voters == ()
 
 
 def test_import_golden_is_one_transaction(store, tmp_path):
@@ -311,7 +344,7 @@ WRITES = {
     "add_question": lambda s: s.add_question("B?"),
     "edit_question": lambda s: s.edit_question("a", notes="see §4"),
     "delete_question": lambda s: s.delete_question("a"),
-    "set_unanswerable": lambda s: s.set_unanswerable("a"),
+    "set_unanswerable": lambda s: s.set_unanswerable("a", by="ben"),
     "set_judgment": lambda s: s.set_judgment("a", "d2", 1, annotator="ben"),
     "regrade": lambda s: s.set_judgment("a", "d1", 1, annotator="asha", note="on second thought"),
     "clear_judgment": lambda s: s.clear_judgment("a", "d1", annotator="asha"),
@@ -353,7 +386,7 @@ NO_CHANGE = {
 }
 REFUSED = {
     "bad_grade": lambda s: s.set_judgment("a", "d1", 7, annotator="asha"),
-    "unanswerable_with_relevant": lambda s: s.set_unanswerable("b"),
+    "unanswerable_with_relevant": lambda s: s.set_unanswerable("b", by="asha"),
     "duplicate_question": lambda s: s.add_question("A?", query_id="a"),
     "bad_import": lambda s: s.import_golden(GoldenSet((GoldenQuery("a b", "Q?"),))),
 }

@@ -48,7 +48,7 @@ def test_schema_migrations_build_exactly_the_schema_constant(store):
     for name, table in S.SCHEMA.tables.items():
         assert {c["name"] for c in inspector.get_columns(name)} == {c.name for c in table.columns}, name
         assert {i["name"] for i in inspector.get_indexes(name)} >= {i.name for i in table.indexes}, name
-    assert store.schema_version() == S.LATEST_VERSION == 6
+    assert store.schema_version() == S.LATEST_VERSION == 7
 
 
 V1_SQL = """
@@ -114,7 +114,7 @@ def test_open_store_adopts_v1_database_with_data_intact(tmp_path):
         assert golden.get("q-0001").corpus_fingerprint == "sha256:old"
 
     after = snapshot(db)
-    assert [r[0] for r in after["schema_version"]] == [1, 2, 3, 4, 5, 6]
+    assert [r[0] for r in after["schema_version"]] == list(range(1, S.LATEST_VERSION + 1))
     # Every old row is still there, its old columns unchanged (new columns appended at the end).
     for table in ("collections", "runs"):
         assert [row[:len(before[table][0])] for row in after[table]] == before[table]
@@ -344,7 +344,7 @@ def test_open_store_adopts_v3_database_with_data_intact(tmp_path):
         assert s.revision(collection="handbook") == 2
 
     after = snapshot(db)
-    assert [r[0] for r in after["schema_version"]] == [1, 2, 3, 4, 5, 6]
+    assert [r[0] for r in after["schema_version"]] == list(range(1, S.LATEST_VERSION + 1))
     # Every old row is still there with its old columns unchanged; new columns are appended
     # (v4: revision; v6: corpus_set_by/at, questions.updated_by, runs.created_by).
     assert [row[:len(before["collections"][0])] for row in after["collections"]] == before["collections"]
@@ -353,3 +353,25 @@ def test_open_store_adopts_v3_database_with_data_intact(tmp_path):
     assert [r[:updated_at] + r[updated_at + 1:-1] for r in after["questions"]] == [
         r[:updated_at] + r[updated_at + 1:] for r in before["questions"]]
     assert set(before["judgments"]) < set(after["judgments"])
+
+
+def test_v7_turns_each_unanswerable_flag_into_one_vote(tmp_path):
+    # A database at version 6 (made by the migrations of that version) with two flagged questions:
+    # one marked by asha in the app (updated_by), one from before v6 (no one recorded).
+    db = tmp_path / "v6.db"
+    engine = sa.create_engine(f"sqlite:///{db}")
+    with engine.begin() as conn:
+        S.schema_version.create(conn)
+        for m in S.MIGRATIONS[:6]:
+            m.apply(conn)
+            conn.execute(S.schema_version.insert().values(version=m.version, name=m.name, applied_at="t"))
+        conn.execute(sa.text("INSERT INTO collections (id, name, created_at, revision) VALUES (1, 'default', 't', 1)"))
+        conn.execute(sa.text(
+            "INSERT INTO questions (collection_id, query_id, text, unanswerable, created_at, updated_at, updated_by) "
+            "VALUES (1, 'a', 'A?', 1, 't', 't', 'asha'), (1, 'b', 'B?', 1, 't', 't', ''), (1, 'c', 'C?', 0, 't', 't', '')"))
+    engine.dispose()
+    with open_store(db) as s:
+        assert s.schema_version() == S.LATEST_VERSION
+        assert [(x.question.query_id, x.voters, x.status) for x in s.list_questions()] == [
+            ("a", ("asha",), "unanswerable"), ("b", ("(import)",), "unanswerable"), ("c", (), "new")]
+        assert s.judged_by("asha") == {"a": 0}

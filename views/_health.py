@@ -21,7 +21,9 @@ def health_section(view: GoldenOverview) -> None:
               delta="on target" if health.share_ok else f"target {slo:.0%}-{shi:.0%}",
               delta_color="normal" if health.share_ok else "off")
     h3.metric("Without a relevant document", len(health.without_relevant))
-    h4.metric("Annotator disagreements", len(view.disagreements))
+    h4.metric("Annotator disagreements", len(view.disagreements) + len(view.unanswerable_disagreements),
+              help="Documents graded differently, plus questions some call unanswerable while others "
+                   "graded a document relevant.")
     for warning in health.warnings():
         st.warning(warning)
     if not health.per_type:
@@ -34,6 +36,10 @@ def health_section(view: GoldenOverview) -> None:
             t1.caption("No relevant document yet: " + ", ".join(health.without_relevant[:30]))
         if view.disagreements:
             t2.dataframe(pd.DataFrame(list(view.disagreements)), hide_index=True)
-        else:
+        if view.unanswerable_disagreements:
+            t2.caption("Unanswerable or not: a vote never outweighs a relevant grade; to disagree with one, "
+                       "grade that document 0.")
+            t2.dataframe(pd.DataFrame(list(view.unanswerable_disagreements)), hide_index=True)
+        if not view.disagreements and not view.unanswerable_disagreements:
             t2.caption("No disagreements: every (question, document) judged by several people got one grade.")
         t2.caption(view.agreement)

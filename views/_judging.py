@@ -43,18 +43,20 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
     options = st.columns([2, 2, 5], vertical_alignment="center")
     shuffle = options[0].toggle("Shuffle candidates", key="shuffle", help="A stable random order per question, "
                                 "so the retrievers' ranking does not bias your grades.")
-    mark = not question.unanswerable
+    mine = status.votes_unanswerable(me.name)
+    mark = not mine
     options[1].button("Mark unanswerable" if mark else "Unmark unanswerable", key="unanswerable",
                       on_click=act, args=(lb.set_unanswerable, s, me, qid, mark), disabled=not me.can(Can.GRADE),
-                      help="No document in the corpus answers this question." if mark else None)
+                      help="Your judgment: no document in the corpus answers this question. Others "
+                           "judge it for themselves." if mark else "Withdraw your own mark.")
     views = lb.candidate_views(corp, pooled(path, question.question), status, me.name, shuffle=shuffle)
     progress = lb.label_progress(index, views, guard(s.judged_by, me.name))
     options[2].progress(progress.share, text=progress.text)
 
     st.subheader(inert(question.question), anchor=False)
     st.markdown(lb.status_line(status), unsafe_allow_html=True)
-    if question.unanswerable:
-        st.warning(lb.UNANSWERABLE_NOTE)
+    for kind, note in lb.unanswerable_notes(status, me.name):
+        (st.warning if kind == "warning" else st.info)(note)
 
     def grade(doc_id: str, value: int | None, advance: bool = False) -> None:
         kb.grade(s, me, qid, views, doc_id, value, advance)
@@ -64,11 +66,11 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
 
     focus = st.session_state[Keys.FOCUS] = min(st.session_state.get(Keys.FOCUS, 0), max(len(views) - 1, 0))
     if views:
-        keyboard_bar(focus, len(views), views[focus].doc_id, grade, move_focus, unanswerable=question.unanswerable,
+        keyboard_bar(focus, len(views), views[focus].doc_id, grade, move_focus, unanswerable=mine,
                      read_only=read_only, on_undo=(kb.undo, s, me) if Keys.UNDO in st.session_state else None)
     st.subheader(f"Candidates ({len(views)})", anchor=False)
     for i, view in enumerate(views):
-        candidate_card(view, i + 1, f"cand-{i}", grade, focused=i == focus, unanswerable=question.unanswerable,
+        candidate_card(view, i + 1, f"cand-{i}", grade, focused=i == focus, unanswerable=mine,
                        read_only=read_only)
     if views:
         kb.show_focus(focus)
@@ -81,5 +83,5 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         if note:
             st.caption(note)
         for i, hit in enumerate(hits):
-            candidate_card(hit, i + 1, f"hit-{i}", grade, focused=False, unanswerable=question.unanswerable,
+            candidate_card(hit, i + 1, f"hit-{i}", grade, focused=False, unanswerable=mine,
                            read_only=read_only)
