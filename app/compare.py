@@ -10,6 +10,7 @@ from typing import Any
 from labeler import runs
 from labeler.evaluation import compare_reports
 from storage import Store
+from storage.records import RunSummary
 
 
 @dataclass(frozen=True)
@@ -17,6 +18,7 @@ class RunComparison:
     """Saved run B against baseline A, ready to render."""
 
     same_golden: bool
+    corpus_note: str                                       # "" when both runs searched one corpus version
     config_diff: dict[str, tuple[Any, Any]]
     rows: tuple[dict[str, Any], ...]                      # one per metric
     changes: dict[str, tuple[dict[str, Any], ...]]         # metric -> questions that changed, biggest first
@@ -46,4 +48,17 @@ def compare_runs(store: Store, a_id: int, b_id: int, metrics: Sequence[str]) -> 
         changes[m] = tuple(sorted(moved, key=lambda r: (-abs(r["change"]), r["query_id"])))
     diff = {k: (a.config.get(k), b.config.get(k)) for k in sorted(set(a.config) | set(b.config))
             if a.config.get(k) != b.config.get(k)}
-    return RunComparison(a.golden_hash == b.golden_hash, diff, rows, changes, len(comparison.query_ids))
+    return RunComparison(a.golden_hash == b.golden_hash, corpus_note(a, b), diff, rows, changes,
+                         len(comparison.query_ids))
+
+
+def corpus_note(a: RunSummary, b: RunSummary) -> str:
+    """What a comparison must say first when the two runs did not search the same corpus content."""
+    if a.corpus_fingerprint == b.corpus_fingerprint:
+        return ""
+    if a.corpus_path and a.corpus_path == b.corpus_path:
+        what = "different versions of the corpus"
+    else:
+        what = "different corpora"
+    return (f"The corpora differ: these runs searched {what} — A: {a.corpus_line}; B: {b.corpus_line}. "
+            "A difference in the numbers may come from the corpus, not the retrieval.")

@@ -11,9 +11,11 @@ from app.access import Actor, Can
 from labeler import runs
 from labeler.config import RunConfig, parse_filters
 from labeler.evaluation import EvalReport
+from labeler.evaluation.stale import stale_line
 from labeler.metrics import DEFAULT_CUTOFFS
 from labeler.progress import Progress
 from labeler.retrieval import Retriever
+from labeler.text import inert
 from storage import Store
 from storage.records import RunRecord, RunSummary
 
@@ -36,14 +38,16 @@ def config_from_form(values: Mapping[str, Any]) -> RunConfig:
 
 
 def run_evaluation(store: Store, actor: Actor, retriever: Retriever, config: RunConfig, *,
-                   progress: Progress | None = None, name: str = "") -> RunRecord:
-    """Retrieve for every golden question with `config`, score, and save the run (recording who ran it)."""
+                   progress: Progress | None = None, name: str = "", stale: str = "include",
+                   corpus_path: str | None = None) -> RunRecord:
+    """Retrieve for every golden question with `config`, score, and save the run (recording who ran
+    it and on which corpus). Stale judgments are included, excluded or refused (`stale`)."""
     actor.require(Can.RUN_EVALUATION)
     golden = store.export_golden()
     runs.require_judgments(golden)
-    _, report = runs.evaluate_retriever(golden, retriever, config, progress=progress)
+    _, report = runs.evaluate_retriever(golden, retriever, config, progress=progress, stale=stale)
     return runs.save_report(store, report, config, golden, corpus_fingerprint=retriever.corpus.fingerprint, name=name,
-                            by=actor.name)
+                            by=actor.name, corpus_path=corpus_path)
 
 
 @dataclass(frozen=True)
@@ -57,10 +61,14 @@ class RunView:
     def caption(self) -> str:
         """What the numbers rest on: how many questions were scored, left out, and against what."""
         c = self.report.counts
-        corpus = (self.record.corpus_fingerprint or "unknown")[:19]
         return (f"{c.get('answerable', 0)} answerable questions scored · {c.get('unanswerable', 0)} unanswerable · "
                 f"{c.get('unjudged', 0)} not yet judged (left out) · config `{self.record.config_hash}` · "
-                f"corpus `{corpus}…` · golden set `{(self.record.golden_hash or '')[7:15]}`")
+                f"corpus {inert(self.record.corpus_line)} · golden set `{(self.record.golden_hash or '')[7:15]}`")
+
+    @property
+    def stale_warning(self) -> str:
+        """How many stale judgments the run's numbers rest on ("" when none)."""
+        return stale_line(self.report.settings)
 
 
 def load_run(store: Store, run_id: int) -> RunView:
@@ -70,13 +78,28 @@ def load_run(store: Store, run_id: int) -> RunView:
 
 
 def metric_rows(report: EvalReport, k: int) -> list[dict[str, Any]]:
-    """Mean and 95% CI of Recall/Precision/MRR/nDCG at k (plus hit@k when computed)."""
+    """Mean and 95% CI of Recall/Precision/MRR/nDCG at k (plus hit@k and condensed nDCG@k when
+    computed), each with judged@k: the share of the top k that has any judgment."""
     rows = []
-    for name in [*headline_measures(k), f"hit@{k}"]:
+    for name in [*headline_measures(k), f"hit@{k}", f"ndcg_condensed@{k}"]:
         if name in report.metrics:
             lo, hi = report.ci95.get(name, (float("nan"), float("nan")))
-            rows.append({"metric": name, "mean": report.metrics[name], "ci95_low": lo, "ci95_high": hi})
+            rows.append({"metric": name, "mean": report.metrics[name], "ci95_low": lo, "ci95_high": hi,
+                         f"judged@{k}": report.metrics.get(f"judged@{k}")})
     return rows
+
+
+LOW_JUDGED = 0.5  # below this share of judged documents in the top k, the page warns
+
+
+def coverage_warning(report: EvalReport, k: int, threshold: float = LOW_JUDGED) -> str:
+    """A warning when judged@k of the run is below `threshold` ("" otherwise), saying what it does."""
+    judged = report.metrics.get(f"judged@{k}")
+    if judged is None or judged >= threshold:
+        return ""
+    return (f"judged@{k} is {judged:.2f}, below {threshold:.2f}: {1 - judged:.0%} of this run's top {k} documents "
+            "were never judged, and an unjudged document counts as not relevant. Recall, precision and nDCG are "
+            f"lower bounds here; ndcg_condensed@{k} scores the judged documents only. Judge the holes to firm them up.")
 
 
 def per_type_rows(report: EvalReport, k: int) -> list[dict[str, Any]]:
@@ -136,7 +159,9 @@ def history_rows(saved: Sequence[RunSummary]) -> list[dict[str, Any]]:
     rows = []
     for r in saved:
         metrics = r.summary.get("metrics", {})
+        stale = (r.summary.get("settings") or {}).get("stale") or {}
         rows.append({"run": r.run_id, "created": r.created_at, "by": r.created_by, "name": r.name,
+                     "corpus": r.corpus_line, "stale labels": stale.get("n_stale"),
                      "config": r.config_hash,
                      "golden": (r.golden_hash or "")[7:15],
                      **{m: metrics.get(m) for m in headline_measures(DEFAULT_CUTOFF)}})

@@ -12,6 +12,7 @@ from typing import IO, Any
 
 from app.access import Actor, Can
 from app.label import question_choice_label
+from app.recheck import stale_line
 from app.workspace import normalize_corpus_path
 from labeler.agreement import agreement, consensus
 from labeler.corpus import Corpus
@@ -48,6 +49,7 @@ class GoldenOverview:
     disagreements: tuple[dict[str, Any], ...]
     agreement: str
     unanswerable_disagreements: tuple[dict[str, Any], ...] = ()  # votes against relevant grades
+    stale: str = ""  # how many judgments are stale against the current corpus version ("" when none)
 
 
 def _agreement_line(ratings) -> str:
@@ -91,7 +93,8 @@ def overview(store: Store, *, max_disagreements: int = 50) -> GoldenOverview:
                            "grades": ", ".join(f"{a}:{g}" for a, g in d.grades.items())}
                           for d in consensus(ratings).disagreements[:max_disagreements])
     return GoldenOverview(tuple(rows), choices, edits, tuple(sorted(types, key=lambda t: (-types[t], t))),
-                          golden_health(store.export_golden()), disagreements, _agreement_line(ratings), tuple(split))
+                          golden_health(store.export_golden()), disagreements, _agreement_line(ratings), tuple(split),
+                          stale_line(store.stale_judgments(), getattr(store.get_collection(), "corpus_version", None)))
 
 
 def filter_rows(rows: Sequence[dict[str, Any]], *, text: str = "", types: Sequence[str] = (),

@@ -217,13 +217,16 @@ def add_question(store: Store, corpus: Corpus, actor: Actor, text: str, query_ty
     return q.query_id
 
 
-def grade(store: Store, actor: Actor, query_id: str, doc_id: str, grade: int | None) -> None:
-    """Save the actor's grade of a document (None clears it), at once; a replaced grade goes to the history."""
+def grade(store: Store, actor: Actor, query_id: str, doc_id: str, grade: int | None,
+          corpus: Corpus | None = None) -> None:
+    """Save the actor's grade of a document (None clears it), at once; a replaced grade goes to the
+    history. The grade keeps the content hash of the document as `corpus` shows it."""
     actor.require(Can.GRADE)
     if grade is None:
         store.clear_judgment(query_id, doc_id, annotator=actor.name)
     else:
-        store.set_judgment(query_id, doc_id, grade, annotator=actor.name)
+        store.set_judgment(query_id, doc_id, grade, annotator=actor.name,
+                           doc=corpus.get(doc_id) if corpus is not None else None)
 
 
 def set_unanswerable(store: Store, actor: Actor, query_id: str, value: bool) -> None:

@@ -64,14 +64,16 @@ def use_corpus(store: Store, actor: Actor, path: str | Path, corpus: Corpus) -> 
 
 
 def _record(store: Store, path: str | Path, corpus: Corpus, by: str = "") -> None:
-    store.ensure_collection(corpus_path=normalize_corpus_path(path), corpus_fingerprint=corpus.fingerprint, by=by)
+    store.ensure_collection(corpus_path=normalize_corpus_path(path), by=by, corpus=corpus)
 
 
 def ensure_corpus_recorded(store: Store, active: ActiveCorpus, corpus: Corpus) -> None:
-    """On first start, record the opened corpus on the (new) collection; later starts read it."""
+    """On first start, record the opened corpus on the (new) collection; later starts read it. When
+    the recorded corpus's content changed on disk (or no version was recorded yet, as in a database
+    from before versions), record its new version: the labels it makes stale show at once."""
     coll, path = active.collection, active.path
     if coll is None or not coll.corpus_path or (coll.corpus_path == path
-                                                 and coll.corpus_fingerprint != corpus.fingerprint):
+                                                 and coll.version_fingerprint != corpus.fingerprint):
         _record(store, path, corpus)  # the server's own choice ($LABELER_CORPUS or the sample), not a user's
 
 

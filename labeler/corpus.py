@@ -49,6 +49,13 @@ class Document:
         # Frozen all the way down: a cached corpus is shared by every session.
         object.__setattr__(self, "metadata", MappingProxyType(dict(self.metadata)))
 
+    @cached_property
+    def content_hash(self) -> str:
+        """`sha256:<hex>` of what a judge sees: title, text and metadata (DESIGN: doc_hash)."""
+        record = [self.title, self.text, dict(self.metadata)]
+        return "sha256:" + hashlib.sha256(json.dumps(record, ensure_ascii=False, sort_keys=True,
+                                                     default=str).encode()).hexdigest()
+
 
 @dataclass(frozen=True)
 class Corpus:
@@ -67,6 +74,11 @@ class Corpus:
             h.update(json.dumps(record, ensure_ascii=False, sort_keys=True, default=str).encode())
             h.update(b"\n")
         return "sha256:" + h.hexdigest()
+
+    @cached_property
+    def doc_hashes(self) -> dict[str, str]:
+        """doc_id -> content hash: the corpus version's identity, document by document."""
+        return {d.doc_id: d.content_hash for d in self.documents}
 
     @cached_property
     def _by_id(self) -> dict[str, Document]:

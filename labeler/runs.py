@@ -7,12 +7,14 @@ per-question entries), so `report_of(saved)` gives back exactly the report that 
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 from labeler.errors import ConfigError, InputError
 from labeler.evaluation import CI_RESAMPLES, EvalReport, evaluate_golden
+from labeler.evaluation.stale import apply_stale_policy, stale_settings
 from labeler.golden import GoldenSet, golden_fingerprint
 from labeler.metrics import DEFAULT_CUTOFFS, Run, standard_measures
 from labeler.progress import Progress
@@ -38,8 +40,10 @@ class RunSink(Protocol):
 
 
 def measures_for(cutoffs: Iterable[int] = DEFAULT_CUTOFFS, extra: Iterable[str] = ()) -> list[str]:
-    """The standard measures at these cutoffs, then any other measure asked for (e.g. by a bar)."""
-    names = [str(m) for m in standard_measures(cutoffs)]
+    """The standard measures at these cutoffs (with judged@k), condensed nDCG at the deepest cutoff,
+    then any other measure asked for (e.g. by a bar)."""
+    cutoffs = tuple(cutoffs)
+    names = [str(m) for m in standard_measures(cutoffs)] + ([f"ndcg_condensed@{max(cutoffs)}"] if cutoffs else [])
     return names + [m for m in dict.fromkeys(extra) if m not in names]
 
 
@@ -71,20 +75,26 @@ def retrieve(golden: GoldenSet, retriever: "Retriever", config: "RunConfig", *,
 
 def evaluate_retriever(golden: GoldenSet, retriever: "Retriever", config: "RunConfig", *,
                        cutoffs: Iterable[int] = DEFAULT_CUTOFFS, extra: Iterable[str] = (), min_grade: int = 1,
-                       progress: Progress | None = None) -> tuple[dict[str, dict[str, float]], EvalReport]:
-    """Retrieve for every question with `config` and score: (run, report)."""
-    run = retrieve(golden, retriever, config, progress=progress)
-    return run, score_run(golden, run, cutoffs=cutoffs, extra=extra, min_grade=min_grade,
-                          abstain_threshold=config.abstain_threshold)
+                       progress: Progress | None = None, stale: str = "include",
+                       ) -> tuple[dict[str, dict[str, float]], EvalReport]:
+    """Retrieve for every question with `config` and score: (run, report). Judgments that are stale
+    against the retriever's corpus are included, excluded or refused (`stale`, see
+    labeler.evaluation.stale); the report says how many there were."""
+    scored, found = apply_stale_policy(golden, retriever.corpus, stale)
+    run = retrieve(scored, retriever, config, progress=progress)
+    report = score_run(scored, run, cutoffs=cutoffs, extra=extra, min_grade=min_grade,
+                       abstain_threshold=config.abstain_threshold)
+    return run, dataclasses.replace(report, settings={**report.settings, "stale": stale_settings(found, stale)})
 
 
 def save_report(store: RunSink, report: EvalReport, config: "RunConfig", golden: GoldenSet, *,
-                corpus_fingerprint: str | None, name: str = "", by: str = "") -> Any:
-    """Save a report with the config and golden set it was made from; the store's saved run."""
+                corpus_fingerprint: str | None, name: str = "", by: str = "", corpus_path: str | None = None) -> Any:
+    """Save a report with the config, golden set and corpus it was made from; the store's saved run."""
     data = report.to_dict()
     per_query = data.pop("per_query")
     return store.save_run(config, summary=data, per_query=per_query, golden_hash=golden_fingerprint(golden),
-                          corpus_fingerprint=corpus_fingerprint, config_hash=config.config_hash, name=name, by=by)
+                          corpus_fingerprint=corpus_fingerprint, config_hash=config.config_hash, name=name, by=by,
+                          corpus_path=corpus_path)
 
 
 def report_of(saved: SavedRun) -> EvalReport:

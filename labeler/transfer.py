@@ -30,8 +30,9 @@ class GoldenStore(Protocol):
 
     def get_collection(self, collection: str = ...) -> Any: ...
     def import_golden(self, golden: GoldenSet, *, collection: str = ..., corpus_path: str | None = None,
-                      corpus_fingerprint: str | None = None, by: str = "") -> Any: ...
-    def export_golden(self, *, collection: str = ..., complete_only: bool = False) -> GoldenSet: ...
+                      corpus_fingerprint: str | None = None, by: str = "", corpus: Corpus | None = None) -> Any: ...
+    def export_golden(self, *, collection: str = ..., complete_only: bool = False,
+                      mark_stale: bool = False) -> GoldenSet: ...
 
 
 @dataclass(frozen=True)
@@ -63,8 +64,7 @@ def import_golden_set(store: GoldenStore, golden: GoldenSet, *, corpus: Corpus |
     """Import a validated golden set in one transaction; with `corpus`, the collection records it
     as the corpus the golden set is written against. `by`: who imports (kept with replaced grades)."""
     before = store.get_collection(collection)
-    summary = store.import_golden(golden, collection=collection, corpus_path=corpus_path,
-                                  corpus_fingerprint=corpus.fingerprint if corpus is not None else None, by=by)
+    summary = store.import_golden(golden, collection=collection, corpus_path=corpus_path, by=by, corpus=corpus)
     return Imported(summary, before.corpus_fingerprint if before is not None else None)
 
 

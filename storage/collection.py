@@ -16,8 +16,12 @@ from storage.schema import utc_now
 
 
 def collection_row(conn: Connection, name: str) -> Any:
-    """The collection's row, or None."""
-    return conn.execute(sa.select(S.collections).where(S.collections.c.name == name)).first()
+    """The collection's row with its latest corpus version (number and fingerprint), or None."""
+    c, v = S.collections, S.corpus_versions
+    latest = sa.select(v.c.version, v.c.fingerprint).where(v.c.collection_id == c.c.id).order_by(v.c.version.desc()).limit(1)
+    return conn.execute(sa.select(c, latest.with_only_columns(v.c.version).scalar_subquery().label("corpus_version"),
+                                  latest.with_only_columns(v.c.fingerprint).scalar_subquery().label("version_fingerprint"))
+                        .where(c.c.name == name)).first()
 
 
 def collection_id(conn: Connection, name: str, *, create: bool = False) -> int:
@@ -38,7 +42,8 @@ def collection_id(conn: Connection, name: str, *, create: bool = False) -> int:
 
 def to_collection(row: Any) -> Collection:
     """The record of a collections row."""
-    return Collection(row.name, row.corpus_path, row.corpus_fingerprint, row.created_at)
+    return Collection(row.name, row.corpus_path, row.corpus_fingerprint, row.created_at,
+                      getattr(row, "corpus_version", None), getattr(row, "version_fingerprint", None))
 
 
 def bump_revision(conn: Connection, cid: int) -> None:

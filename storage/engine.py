@@ -23,6 +23,7 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import StaticPool
 
 from labeler.errors import LabelerError, StorageError
+from storage import migrations as M
 from storage import schema as S
 
 DB_FILENAME = "labeler.db"
@@ -190,12 +191,12 @@ class Database:
     def migrate(self) -> list[int]:
         """Apply pending migrations; the versions applied (empty when up to date)."""
         with self.read() as conn:
-            if not S.pending_migrations(S.current_version(conn)):
+            if not M.pending_migrations(M.current_version(conn)):
                 return []
         with self.write() as conn:  # re-checked under the write lock: another process may have won
-            return S.apply_migrations(conn)
+            return M.apply_migrations(conn)
 
     def schema_version(self) -> int:
         """The database's schema version."""
         with self.read() as conn:
-            return S.current_version(conn)
+            return M.current_version(conn)

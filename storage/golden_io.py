@@ -19,6 +19,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from labeler.agreement import consensus
+from labeler.corpus import Corpus
+from labeler.corpus_versions import DOC_HASHES_FIELD
 from labeler.errors import InputError
 from labeler.golden import GoldenQuery, GoldenSet
 from labeler.status import status_of
@@ -27,13 +29,15 @@ from storage.collection import bump_revision, collection_id, collection_row, rec
 from storage.questions import (
     check_id, check_stored_grade, chunks, judgment_rows, keep_history, question_query, to_question, write_judgments,
 )
-from storage import votes
+from storage import versions, votes
 from storage.records import IMPORT_ANNOTATOR, ImportSummary
 from storage.schema import utc_now
 
 
-def export_golden(conn: Connection, *, collection: str, complete_only: bool) -> GoldenSet:
-    """The collection's golden set with consensus grades (complete_only: done or unanswerable only)."""
+def export_golden(conn: Connection, *, collection: str, complete_only: bool, mark_stale: bool = False) -> GoldenSet:
+    """The collection's golden set with consensus grades (complete_only: done or unanswerable only),
+    each judged document's content hash (`doc_hashes`) and, with `mark_stale`, the documents whose
+    judgments are stale against the current corpus version (`stale_docs`)."""
     coll = collection_row(conn, collection)
     cid = collection_id(conn, collection)
     rows = conn.execute(question_query().where(S.questions.c.collection_id == cid).order_by(S.questions.c.id)).all()
@@ -42,17 +46,30 @@ def export_golden(conn: Connection, *, collection: str, complete_only: bool) -> 
     voted = {r.query_id: by_id[r.id] for r in rows if r.id in by_id}
     ratings: dict[tuple[str, str], dict[str, int]] = {}
     people: dict[str, set[str]] = {}
+    hashes: dict[str, dict[str, tuple[str, str]]] = {}
     for j in judgment_rows(conn, cid):
         ratings.setdefault((j.query_id, j.doc_id), {})[j.annotator] = j.grade
+        if j.doc_hash is not None:  # the latest grade's content stands for the document
+            seen = hashes.setdefault(j.query_id, {}).get(j.doc_id)
+            if seen is None or j.updated_at >= seen[0]:
+                hashes[j.query_id][j.doc_id] = (j.updated_at, j.doc_hash)
         if j.annotator != IMPORT_ANNOTATOR:
             people.setdefault(j.query_id, set()).add(j.annotator)
     qrels = consensus(ratings).qrels
+    stale: dict[str, set[str]] = {}
+    for sj in versions.stale_judgments(conn, cid) if mark_stale else ():
+        stale.setdefault(sj.query_id, set()).add(sj.doc_id)
     out = []
     for q in questions:
         grades = qrels.get(q.query_id, {})
         if complete_only and not status_of(q.unanswerable, grades).complete:
             continue
         golden = q.to_golden(grades, tuple(people.get(q.query_id, ())), coll.corpus_fingerprint)
+        if known := hashes.get(q.query_id):
+            golden = replace(golden, extra={**golden.extra, DOC_HASHES_FIELD: {
+                d: known[d][1] for d in sorted(known) if d in grades}})
+        if mark_stale and stale.get(q.query_id):
+            golden = replace(golden, extra={**golden.extra, "stale_docs": sorted(stale[q.query_id])})
         local = [a for a in voted.get(q.query_id, ()) if a != IMPORT_ANNOTATOR]
         if local:  # each person's own judgment (DESIGN: optional `unanswerable_votes`; v1 readers keep it)
             said = {a: False for a in people.get(q.query_id, ())} | dict.fromkeys(local, True)
@@ -77,8 +94,11 @@ def check_importable(golden: GoldenSet) -> None:
 
 def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpus_path: str | None,
                   corpus_fingerprint: str | None, progress: Callable[[int, int], None] | None,
-                  by: str = "") -> ImportSummary:
-    """Create or update the file's questions and replace their imported grades (one transaction: the caller's)."""
+                  by: str = "", corpus: Corpus | None = None) -> ImportSummary:
+    """Create or update the file's questions and replace their imported grades (one transaction: the caller's).
+
+    Each imported grade keeps its document's content hash: the file's `doc_hashes`, else the hash
+    of the document in `corpus` (when given and holding it)."""
     check_importable(golden)
     total = len(golden.queries)
     now = utc_now()
@@ -91,7 +111,8 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
     def row_values(g: GoldenQuery) -> dict[str, Any]:
         return dict(text=g.question, query_type=g.query_type, unanswerable=bool(g.unanswerable),
                     notes=g.notes, created_at=g.created_at or now, updated_at=g.updated_at or now,
-                    extra=dict(g.extra), credited_annotators=list(g.annotators),
+                    extra={k: v for k, v in g.extra.items() if k not in DERIVED_FIELDS},
+                    credited_annotators=list(g.annotators),
                     corpus_fingerprint=g.corpus_fingerprint)
 
     done = n_new = n_judgments = 0
@@ -120,8 +141,11 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
                          change="import", by=by)
             conn.execute(j.delete().where(j.c.annotator == IMPORT_ANNOTATOR, j.c.question_id.in_(old_ids)))
         rows = [dict(question_id=existing[g.query_id], doc_id=doc_id, grade=grade, annotator=IMPORT_ANNOTATOR,
-                     note="", created_at=now, updated_at=now)
+                     note="", created_at=now, updated_at=now, doc_hash=_doc_hash(g, doc_id, corpus))
                 for g in batch for doc_id, grade in g.relevance.items()]
+        if corpus is not None:  # what the judges saw, where the corpus at hand is that content
+            versions.keep_texts(conn, {d.content_hash: d for r in rows if (d := corpus.get(r["doc_id"])) is not None
+                                       and d.content_hash == r["doc_hash"]}.values())
         write_judgments(conn, rows, by=by)
         # The file's flag is one voice; with the annotators' own votes and grades here it makes the consensus.
         votes.replace_import_votes(conn, {existing[g.query_id]: bool(g.unanswerable) for g in batch})
@@ -132,3 +156,15 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
             progress(done, total)
     return ImportSummary(collection, total, n_new, total - n_new, n_judgments,
                          sum(1 for g in golden.queries if g.unanswerable))
+
+
+# Written by export from the database (judgments' hashes, stale marks), so not kept as unknown fields.
+DERIVED_FIELDS = (DOC_HASHES_FIELD, "stale_docs")
+
+
+def _doc_hash(g: GoldenQuery, doc_id: str, corpus: Corpus | None) -> str | None:
+    given = g.extra.get(DOC_HASHES_FIELD)
+    if isinstance(given, dict) and isinstance(given.get(doc_id), str):
+        return given[doc_id]
+    doc = corpus.get(doc_id) if corpus is not None else None
+    return doc.content_hash if doc is not None else None

@@ -20,12 +20,13 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from labeler.agreement import consensus
+from labeler.corpus import Document
 from labeler.errors import InputError
 from labeler.golden import GRADE_MAX, GRADE_MIN
 from labeler.ids import ID_HINT, id_problem
 from labeler.status import status_of
 from storage import schema as S
-from storage import votes
+from storage import versions, votes
 from storage.collection import bump_revision, collection_id, collection_row
 from storage.records import IMPORT_ANNOTATOR, GradeEvent, Judgment, Question, QuestionStatus
 from storage.schema import utc_now
@@ -104,7 +105,8 @@ def to_question(row: Any) -> Question:
 
 def to_judgment(row: Any) -> Judgment:
     """The record of a judgments row joined with its query_id."""
-    return Judgment(row.query_id, row.doc_id, row.grade, row.annotator, row.note, row.created_at, row.updated_at)
+    return Judgment(row.query_id, row.doc_id, row.grade, row.annotator, row.note, row.created_at, row.updated_at,
+                    row.doc_hash)
 
 
 def question_row(conn: Connection, collection: str, query_id: str, *, required: bool = True) -> Any:
@@ -135,12 +137,14 @@ def judgment_rows(conn: Connection, cid: int, query_id: str | None = None,
 def write_judgments(conn: Connection, rows: list[dict[str, Any]], *, by: str = "") -> None:
     """THE place a judgment is written: insert, or update grade/note/updated_at of the existing row.
 
-    Each row: question_id, doc_id, grade, annotator, note, created_at, updated_at. A grade or note
-    that an existing row changes is kept in the history first, as replaced by `by` (default: the
-    row's annotator).
+    Each row: question_id, doc_id, grade, annotator, note, created_at, updated_at, and optionally
+    doc_hash (the judged content; a row without one keeps the stored hash). A grade, note or
+    content hash that an existing row changes is kept in the history first, as replaced by `by`
+    (default: the row's annotator).
     """
     if not rows:
         return
+    rows = [{"doc_hash": None, **r} for r in rows]
     stmt = _upsert_judgment(conn.dialect.name)
     for chunk in chunks(rows):
         keep_history(conn, chunk, change="regraded", by=by)
@@ -165,12 +169,13 @@ def keep_history(conn: Connection, rows: list[dict[str, Any]], *, change: str, b
         old = []
         for row in found:
             new = keys[(row.question_id, row.doc_id, row.annotator)]
-            if change == "regraded" and new.get("grade") == row.grade and (new.get("note") or "") == row.note:
+            if change == "regraded" and new.get("grade") == row.grade and (new.get("note") or "") == row.note \
+                    and new.get("doc_hash") in (None, row.doc_hash):
                 continue
             # A regrade replaces the old grade when the new one is given: the history reads gap-free.
             old.append(dict(question_id=row.question_id, doc_id=row.doc_id, annotator=row.annotator, grade=row.grade,
                             note=row.note, given_at=row.updated_at, replaced_at=new.get("updated_at") or now,
-                            replaced_by=by or row.annotator, change=change))
+                            replaced_by=by or row.annotator, change=change, doc_hash=row.doc_hash))
         if old:
             conn.execute(h.insert(), old)
 
@@ -186,7 +191,8 @@ def _upsert_judgment(dialect: str):
     stmt = insert(t)
     return stmt.on_conflict_do_update(
         index_elements=[t.c.question_id, t.c.doc_id, t.c.annotator],
-        set_={"grade": stmt.excluded.grade, "note": stmt.excluded.note, "updated_at": stmt.excluded.updated_at},
+        set_={"grade": stmt.excluded.grade, "note": stmt.excluded.note, "updated_at": stmt.excluded.updated_at,
+              "doc_hash": sa.func.coalesce(stmt.excluded.doc_hash, t.c.doc_hash)},
     )
 
 
@@ -267,22 +273,48 @@ def set_unanswerable(conn: Connection, query_id: str, unanswerable: bool, *, col
 
 
 def set_judgment(conn: Connection, query_id: str, doc_id: str, grade: int, *, annotator: str,
-                 collection: str, note: str) -> Judgment:
-    """Record `annotator`'s grade (0-3) for a document, replacing their earlier one."""
+                 collection: str, note: str, doc: Document | None = None) -> Judgment:
+    """Record `annotator`'s grade (0-3) for a document, replacing their earlier one; with `doc`
+    (the document as the annotator saw it) its content hash and text are kept with the grade."""
     check_id(doc_id, "doc id")
     check_grade(grade)
     annotator = check_annotator(annotator)
     row = question_row(conn, collection, query_id)
     votes.check_grade_allowed(conn, row.id, query_id, annotator, grade)
     now = utc_now()
+    if doc is not None:
+        versions.keep_texts(conn, [doc])
     write_judgments(conn, [dict(question_id=row.id, doc_id=doc_id, grade=grade, annotator=annotator,
-                                note=note or "", created_at=now, updated_at=now)])
+                                note=note or "", created_at=now, updated_at=now,
+                                doc_hash=doc.content_hash if doc is not None else None)])
     votes.refresh_unanswerable(conn, [row.id])
     _touch(conn, row)
     j = S.judgments
     out = conn.execute(sa.select(j, sa.literal(query_id).label("query_id")).where(
         j.c.question_id == row.id, j.c.doc_id == doc_id, j.c.annotator == annotator)).one()
     return to_judgment(out)
+
+
+def confirm_judgment(conn: Connection, query_id: str, doc_id: str, *, annotator: str, collection: str,
+                     doc: Document) -> bool:
+    """`annotator` confirms their grade still holds for the document as it is now (`doc`): the grade
+    becomes current (the old content hash goes to the history, change "confirmed"); False if
+    they had no grade for it."""
+    row = question_row(conn, collection, query_id)
+    j = S.judgments
+    old = conn.execute(sa.select(j).where(j.c.question_id == row.id, j.c.doc_id == doc_id,
+                                          j.c.annotator == annotator)).first()
+    if old is None:
+        return False
+    if old.doc_hash == doc.content_hash:
+        return True
+    now = utc_now()
+    keep_history(conn, [dict(question_id=row.id, doc_id=doc_id, annotator=annotator, updated_at=now)],
+                 change="confirmed", by=annotator)
+    versions.keep_texts(conn, [doc])
+    conn.execute(j.update().where(j.c.id == old.id).values(doc_hash=doc.content_hash, updated_at=now))
+    _touch(conn, row)
+    return True
 
 
 def clear_judgment(conn: Connection, query_id: str, doc_id: str, *, annotator: str, collection: str) -> bool:
@@ -304,9 +336,10 @@ def grade_history(conn: Connection, query_id: str, *, collection: str) -> list[G
     j, h = S.judgments, S.judgment_history
     # History in the order it was written (ids), then the current grades; the sort is stable, so
     # grades given within one second (times have second precision) keep that order.
-    events = [GradeEvent(r.doc_id, r.annotator, r.grade, r.note, r.given_at, r.replaced_at, r.replaced_by, r.change)
+    events = [GradeEvent(r.doc_id, r.annotator, r.grade, r.note, r.given_at, r.replaced_at, r.replaced_by, r.change,
+                         r.doc_hash)
               for r in conn.execute(sa.select(h).where(h.c.question_id == row.id).order_by(h.c.id))]
-    events += [GradeEvent(r.doc_id, r.annotator, r.grade, r.note, r.updated_at)
+    events += [GradeEvent(r.doc_id, r.annotator, r.grade, r.note, r.updated_at, doc_hash=r.doc_hash)
                for r in conn.execute(sa.select(j).where(j.c.question_id == row.id).order_by(j.c.annotator))]
     return sorted(events, key=lambda e: (e.doc_id, e.given_at, e.replaced_at or "~"))
 

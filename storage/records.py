@@ -21,6 +21,8 @@ class Collection:
     corpus_path: str | None
     corpus_fingerprint: str | None
     created_at: str
+    corpus_version: int | None = None  # the latest recorded version of its corpus, and that version's fingerprint
+    version_fingerprint: str | None = None
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class Judgment:
     note: str = ""
     created_at: str = ""
     updated_at: str = ""
+    doc_hash: str | None = None  # the document's content hash when graded (None: not known)
 
 
 @dataclass(frozen=True)
@@ -65,7 +68,8 @@ class GradeEvent:
     given_at: str
     replaced_at: str | None = None
     replaced_by: str = ""
-    change: str = ""  # "regraded", "cleared" or "import": what replaced it
+    change: str = ""  # "regraded", "cleared", "import" or "confirmed" (same grade, new content): what replaced it
+    doc_hash: str | None = None  # the content it was given against
 
 
 @dataclass(frozen=True)
@@ -149,6 +153,16 @@ class RunSummary:
     corpus_fingerprint: str | None
     summary: Mapping[str, Any]
     created_by: str = ""  # who ran it (team mode: the signed-in user)
+    corpus_path: str | None = None  # the corpus it searched, and that corpus's version in the collection
+    corpus_version: int | None = None
+
+    @property
+    def corpus_line(self) -> str:
+        """`v3 of /data/handbook (sha256:1a2b3c4d)`: what a run history and a comparison show."""
+        where = self.corpus_path or "corpus not recorded"
+        version = f"v{self.corpus_version} of " if self.corpus_version else ""
+        fp = f" ({self.corpus_fingerprint[:15]})" if self.corpus_fingerprint else ""
+        return f"{version}{where}{fp}"
 
 
 @dataclass(frozen=True)

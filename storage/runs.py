@@ -38,18 +38,23 @@ def json_ready(value: Any) -> Any:
 
 def save_run(conn: Connection, config: Any, *, summary: Mapping[str, Any], per_query: Mapping[str, Any],
              golden_hash: str, corpus_fingerprint: str | None, config_hash: str | None, name: str,
-             collection: str, by: str = "") -> int:
-    """Insert a run; its id. `config` is a RunConfig (or any JSON-able mapping)."""
+             collection: str, by: str = "", corpus_path: str | None = None) -> int:
+    """Insert a run; its id. `config` is a RunConfig (or any JSON-able mapping). The run records
+    the corpus it searched: path, fingerprint, and the collection's version with that fingerprint."""
     config_dict = json_ready(config)
     if not isinstance(config_dict, dict):
         raise InputError("a run config must be a mapping or a RunConfig", hint="pass RunConfig(...) or its to_dict().")
     if config_hash is None:
         config_hash = getattr(config, "config_hash", None) or config_hash_of(config_dict)
     cid = collection_id(conn, collection, create=True)
+    v = S.corpus_versions
+    version = conn.execute(sa.select(sa.func.max(v.c.version)).where(
+        v.c.collection_id == cid, v.c.fingerprint == corpus_fingerprint)).scalar() if corpus_fingerprint else None
     run_id = conn.execute(S.runs.insert().values(
         collection_id=cid, name=name or "", config=config_dict, config_hash=config_hash,
         golden_hash=golden_hash, corpus_fingerprint=corpus_fingerprint, summary=json_ready(summary),
-        per_query=json_ready(per_query), created_at=utc_now(), created_by=by or "")).inserted_primary_key[0]
+        per_query=json_ready(per_query), created_at=utc_now(), created_by=by or "", corpus_path=corpus_path,
+        corpus_version=version)).inserted_primary_key[0]
     bump_revision(conn, cid)
     return run_id
 
@@ -57,8 +62,8 @@ def save_run(conn: Connection, config: Any, *, summary: Mapping[str, Any], per_q
 def _run_select(*columns: Any) -> sa.Select:
     r, c = S.runs, S.collections
     return sa.select(r.c.id, c.c.name.label("collection"), r.c.name, r.c.created_at, r.c.config_hash,
-                     r.c.golden_hash, r.c.corpus_fingerprint, r.c.summary, r.c.created_by,
-                     *columns).join(c, c.c.id == r.c.collection_id)
+                     r.c.golden_hash, r.c.corpus_fingerprint, r.c.summary, r.c.created_by, r.c.corpus_path,
+                     r.c.corpus_version, *columns).join(c, c.c.id == r.c.collection_id)
 
 
 def list_runs(conn: Connection, *, collection: str, limit: int | None) -> list[RunSummary]:
@@ -68,7 +73,8 @@ def list_runs(conn: Connection, *, collection: str, limit: int | None) -> list[R
     if limit is not None:
         stmt = stmt.limit(limit)
     return [RunSummary(r.id, r.collection, r.name, r.created_at, r.config_hash, r.golden_hash,
-                       r.corpus_fingerprint, r.summary, r.created_by) for r in conn.execute(stmt)]
+                       r.corpus_fingerprint, r.summary, r.created_by, r.corpus_path, r.corpus_version)
+            for r in conn.execute(stmt)]
 
 
 def load_run(conn: Connection, run_id: int) -> RunRecord:
@@ -77,7 +83,8 @@ def load_run(conn: Connection, run_id: int) -> RunRecord:
     if r is None:
         raise InputError(f"no saved run with id {run_id}", hint="list the runs to see their ids.")
     return RunRecord(r.id, r.collection, r.name, r.created_at, r.config_hash, r.golden_hash,
-                     r.corpus_fingerprint, r.summary, r.created_by, config=r.config, per_query=r.per_query)
+                     r.corpus_fingerprint, r.summary, r.created_by, r.corpus_path, r.corpus_version,
+                     config=r.config, per_query=r.per_query)
 
 
 def delete_run(conn: Connection, run_id: int) -> bool:

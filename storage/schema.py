@@ -1,11 +1,7 @@
 """The database schema: the current tables as one constant, plus numbered migrations.
 
 `SCHEMA` describes the tables as they are after the last migration; queries use it.
-`MIGRATIONS` are applied in order to bring any older database (down to an empty file) up to
-date; each runs inside one transaction and records itself in `schema_version`.
-A test builds the schema through the migrations and checks it matches `SCHEMA`, and another
-opens a hand-made version-1 database, and one made by the version-3 code, and sees each
-upgraded with its data intact.
+`storage.migrations.MIGRATIONS` bring any older database (down to an empty file) up to date.
 
 Times are ISO 8601 UTC strings ("2026-11-29T10:00:00Z"), JSON is stored as text: both behave
 the same on SQLite and PostgreSQL and round-trip exactly.
@@ -13,15 +9,10 @@ the same on SQLite and PostgreSQL and round-trip exactly.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.engine import Connection
-
-from labeler.errors import StorageError
 
 
 class JSONText(sa.types.TypeDecorator):
@@ -97,6 +88,7 @@ judgments = sa.Table(
     sa.Column("created_at", sa.Text, nullable=False),
     sa.Column("updated_at", sa.Text, nullable=False),
     sa.Column("note", sa.Text, nullable=False, server_default=""),  # v2
+    sa.Column("doc_hash", sa.Text),  # v8: the document's content hash when graded (NULL: not known)
     sa.UniqueConstraint("question_id", "doc_id", "annotator", name="uq_judgments_question_doc_annotator"),
     sa.Index("ix_judgments_annotator", "annotator"),  # v3
     sa.Index("ix_judgments_question_doc_grade", "question_id", "doc_id", "grade"),  # v5
@@ -115,7 +107,43 @@ runs = sa.Table(
     sa.Column("created_at", sa.Text, nullable=False),
     sa.Column("name", sa.Text, nullable=False, server_default=""),  # v2
     sa.Column("created_by", sa.Text, nullable=False, server_default=""),  # v6
+    sa.Column("corpus_path", sa.Text),  # v8: the corpus the run searched, and its version number
+    sa.Column("corpus_version", sa.Integer),
     sa.Index("ix_runs_collection_created", "collection_id", "created_at"),
+)
+
+# v8: every content of the collection's corpus that was opened, with its diff against the one before.
+corpus_versions = sa.Table(
+    "corpus_versions", SCHEMA,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("collection_id", sa.Integer, sa.ForeignKey("collections.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("version", sa.Integer, nullable=False),  # 1, 2, ... per collection
+    sa.Column("corpus_path", sa.Text),
+    sa.Column("fingerprint", sa.Text, nullable=False),
+    sa.Column("n_docs", sa.Integer, nullable=False),
+    sa.Column("diff", JSONText, nullable=False),  # {"added": [...], "deleted": [...], "edited": [...]}
+    sa.Column("note", sa.Text, nullable=False, server_default=""),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("created_by", sa.Text, nullable=False, server_default=""),
+    sa.UniqueConstraint("collection_id", "version", name="uq_corpus_versions_collection_version"),
+)
+
+# v8: what a judge saw, by content hash: the Re-check queue shows it beside the current text.
+doc_texts = sa.Table(
+    "doc_texts", SCHEMA,
+    sa.Column("doc_hash", sa.Text, primary_key=True),
+    sa.Column("title", sa.Text, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("metadata", JSONText, nullable=False, server_default="{}"),
+)
+
+# v8: the content hash of each document of the collection's latest corpus version; a judgment
+# whose doc_hash differs from its document's row here (or has none) is stale.
+corpus_docs = sa.Table(
+    "corpus_docs", SCHEMA,
+    sa.Column("collection_id", sa.Integer, sa.ForeignKey("collections.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("doc_id", sa.Text, primary_key=True),
+    sa.Column("doc_hash", sa.Text, nullable=False),
 )
 
 # v6: grades that were replaced or cleared, so that nothing is overwritten without a trace. The
@@ -132,6 +160,7 @@ judgment_history = sa.Table(
     sa.Column("replaced_at", sa.Text, nullable=False),
     sa.Column("replaced_by", sa.Text, nullable=False),
     sa.Column("change", sa.Text, nullable=False),  # "regraded", "cleared", "import"
+    sa.Column("doc_hash", sa.Text),  # v8: the content hash the old grade was given against
     sa.Index("ix_judgment_history_question", "question_id", "doc_id"),
 )
 
@@ -184,173 +213,3 @@ team_settings = sa.Table(
     sa.Column("updated_by", sa.Text, nullable=False, server_default=""),
 )
 
-
-# --------------------------------------------------------------------------- migrations
-
-
-def _v1_base_tables(conn: Connection) -> None:
-    # A frozen copy of the version-1 tables: later changes to SCHEMA must not leak in here.
-    v1 = sa.MetaData()
-    sa.Table(
-        "collections", v1,
-        sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("name", sa.Text, nullable=False, unique=True),
-        sa.Column("corpus_path", sa.Text),
-        sa.Column("corpus_fingerprint", sa.Text),
-        sa.Column("created_at", sa.Text, nullable=False),
-    )
-    sa.Table(
-        "questions", v1,
-        sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("collection_id", sa.Integer, sa.ForeignKey("collections.id", ondelete="CASCADE"), nullable=False),
-        sa.Column("query_id", sa.Text, nullable=False),
-        sa.Column("text", sa.Text, nullable=False),
-        sa.Column("query_type", sa.Text, nullable=False, server_default=""),
-        sa.Column("unanswerable", sa.Boolean, nullable=False, server_default=sa.false()),
-        sa.Column("notes", sa.Text, nullable=False, server_default=""),
-        sa.Column("author", sa.Text, nullable=False, server_default=""),
-        sa.Column("created_at", sa.Text, nullable=False),
-        sa.Column("updated_at", sa.Text, nullable=False),
-        sa.Column("extra", sa.Text, nullable=False, server_default="{}"),
-        sa.UniqueConstraint("collection_id", "query_id", name="uq_questions_collection_query"),
-    )
-    sa.Table(
-        "judgments", v1,
-        sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), nullable=False),
-        sa.Column("doc_id", sa.Text, nullable=False),
-        sa.Column("grade", sa.Integer, nullable=False),
-        sa.Column("annotator", sa.Text, nullable=False),
-        sa.Column("created_at", sa.Text, nullable=False),
-        sa.Column("updated_at", sa.Text, nullable=False),
-        sa.UniqueConstraint("question_id", "doc_id", "annotator", name="uq_judgments_question_doc_annotator"),
-    )
-    sa.Table(
-        "runs", v1,
-        sa.Column("id", sa.Integer, primary_key=True),
-        sa.Column("collection_id", sa.Integer, sa.ForeignKey("collections.id", ondelete="CASCADE"), nullable=False),
-        sa.Column("config", sa.Text, nullable=False),
-        sa.Column("config_hash", sa.Text, nullable=False),
-        sa.Column("golden_hash", sa.Text, nullable=False),
-        sa.Column("corpus_fingerprint", sa.Text),
-        sa.Column("summary", sa.Text, nullable=False),
-        sa.Column("per_query", sa.Text, nullable=False),
-        sa.Column("created_at", sa.Text, nullable=False),
-        sa.Index("ix_runs_collection_created", "collection_id", "created_at"),
-    )
-    v1.create_all(conn)
-
-
-def _v2_judgment_notes_and_run_names(conn: Connection) -> None:
-    # An annotator's reason for a grade ("only the 2025 policy"), and a run's display name.
-    conn.execute(sa.text("ALTER TABLE judgments ADD COLUMN note TEXT NOT NULL DEFAULT ''"))
-    conn.execute(sa.text("ALTER TABLE runs ADD COLUMN name TEXT NOT NULL DEFAULT ''"))
-
-
-def _v3_question_provenance(conn: Connection) -> None:
-    # Imported golden files credit annotators who are not users of this database, and each
-    # question remembers the corpus it was written against; both round-trip through export.
-    conn.execute(sa.text("ALTER TABLE questions ADD COLUMN credited_annotators TEXT NOT NULL DEFAULT '[]'"))
-    conn.execute(sa.text("ALTER TABLE questions ADD COLUMN corpus_fingerprint TEXT"))
-    conn.execute(sa.text("CREATE INDEX ix_judgments_annotator ON judgments (annotator)"))
-
-
-def _v4_collection_revision(conn: Connection) -> None:
-    # A counter in the database, so every process (and st.cache_data) sees a write at once.
-    conn.execute(sa.text("ALTER TABLE collections ADD COLUMN revision INTEGER NOT NULL DEFAULT 0"))
-    conn.execute(sa.text("UPDATE collections SET revision = 1"))  # 0 means "no such collection"
-
-
-def _v5_judgments_covering_index(conn: Connection) -> None:
-    # The question index groups every judgment by (question, document) and reads its grade:
-    # with the grade in the index that is an index-only scan (35 -> 25 ms on 16,700 judgments).
-    conn.execute(sa.text("CREATE INDEX ix_judgments_question_doc_grade ON judgments (question_id, doc_id, grade)"))
-
-
-def _v6_accounts_and_history(conn: Connection) -> None:
-    # Team mode: users, sessions, sign-in throttling and settings; who wrote what; the grades a
-    # regrade replaced. The new tables are copied from SCHEMA: the next change to any of them must
-    # first freeze this migration's copy (as v1 does), or it would leak in here.
-    for column in ("ALTER TABLE collections ADD COLUMN corpus_set_by TEXT NOT NULL DEFAULT ''",
-                   "ALTER TABLE collections ADD COLUMN corpus_set_at TEXT",
-                   "ALTER TABLE questions ADD COLUMN updated_by TEXT NOT NULL DEFAULT ''",
-                   "ALTER TABLE runs ADD COLUMN created_by TEXT NOT NULL DEFAULT ''"):
-        conn.execute(sa.text(column))
-    v6 = sa.MetaData()
-    sa.Table("questions", v6, sa.Column("id", sa.Integer, primary_key=True))
-    for table in (judgment_history, users, sessions, login_failures, team_settings):
-        table.to_metadata(v6)
-    v6.create_all(conn, tables=[v6.tables[t] for t in ("judgment_history", "users", "sessions", "login_failures",
-                                                        "team_settings")])
-
-
-def _v7_unanswerable_votes(conn: Connection) -> None:
-    # "Unanswerable" becomes each annotator's own judgment. A question marked so keeps one vote:
-    # by whoever last changed it (who marked it, since v6), else the flag as one voice (as an import).
-    v7 = sa.MetaData()
-    sa.Table("questions", v7, sa.Column("id", sa.Integer, primary_key=True))
-    sa.Table("unanswerable_votes", v7,
-             sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True),
-             sa.Column("annotator", sa.Text, primary_key=True),
-             sa.Column("created_at", sa.Text, nullable=False))
-    v7.create_all(conn, tables=[v7.tables["unanswerable_votes"]])
-    conn.execute(sa.text(
-        "INSERT INTO unanswerable_votes (question_id, annotator, created_at) "
-        "SELECT id, CASE WHEN updated_by <> '' THEN updated_by ELSE :imported END, "
-        "updated_at FROM questions WHERE unanswerable"), {"imported": "(import)"})  # storage.records.IMPORT_ANNOTATOR
-
-
-@dataclass(frozen=True)
-class Migration:
-    """One numbered, named schema change."""
-
-    version: int
-    name: str
-    apply: Callable[[Connection], None]
-
-
-MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "base tables: collections, questions, judgments, runs", _v1_base_tables),
-    Migration(2, "judgments.note and runs.name", _v2_judgment_notes_and_run_names),
-    Migration(3, "questions.credited_annotators, questions.corpus_fingerprint, judgments by annotator",
-              _v3_question_provenance),
-    Migration(4, "collections.revision", _v4_collection_revision),
-    Migration(5, "judgments by (question, document, grade)", _v5_judgments_covering_index),
-    Migration(6, "users, sessions, sign-in throttling, team settings, judgment history, who wrote what",
-              _v6_accounts_and_history),
-    Migration(7, "unanswerable_votes: each annotator's own unanswerable judgment", _v7_unanswerable_votes),
-)
-LATEST_VERSION = MIGRATIONS[-1].version
-
-
-def current_version(conn: Connection) -> int:
-    """The schema version of the database (0 for an empty one)."""
-    names = set(sa.inspect(conn).get_table_names())
-    if "schema_version" not in names:
-        if names:  # someone else's database: never add our tables to it
-            raise StorageError(
-                f"the database holds tables ({', '.join(sorted(names)[:5])}) but is not a labeler database",
-                hint="point --db / LABELER_HOME at a labeler database or at a new file.")
-        return 0
-    return conn.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0
-
-
-def pending_migrations(version: int) -> list[Migration]:
-    """The migrations a database at `version` still needs, in order."""
-    if version > LATEST_VERSION:
-        raise StorageError(
-            f"the database is at schema version {version}, newer than this labeler knows ({LATEST_VERSION})",
-            hint="upgrade golden-set-labeler, or point --db at another database.")
-    return [m for m in MIGRATIONS if m.version > version]
-
-
-def apply_migrations(conn: Connection) -> list[int]:
-    """Bring the database up to LATEST_VERSION inside the caller's transaction; the versions applied."""
-    version = current_version(conn)
-    todo = pending_migrations(version)
-    if todo and version == 0:
-        schema_version.create(conn, checkfirst=True)
-    for m in todo:
-        m.apply(conn)
-        conn.execute(schema_version.insert().values(version=m.version, name=m.name, applied_at=utc_now()))
-    return [m.version for m in todo]

@@ -24,12 +24,14 @@ from typing import Any
 import sqlalchemy as sa
 
 from labeler.agreement import AgreementReport, Consensus, Ratings, agreement, consensus
+from labeler.corpus import Corpus, Document
 from labeler.golden import GoldenHealth, GoldenSet, golden_health
 from storage import collection as C
 from storage.accounts import Accounts
-from storage import golden_io, question_index, questions, runs
+from storage import golden_io, question_index, questions, runs, versions
 from storage import schema as S
 from storage.engine import Database, default_db_url, normalize_db_url
+from storage.versions import CorpusVersion, StaleJudgment
 from storage.records import (
     DEFAULT_COLLECTION, IMPORT_ANNOTATOR, Collection, GradeEvent, ImportSummary, Judgment, Question, QuestionStatus,
     QuestionSummary, RunRecord, RunSummary,
@@ -84,13 +86,38 @@ class Store:
     # ---- collections
 
     def ensure_collection(self, collection: str = DEFAULT_COLLECTION, *, corpus_path: str | None = None,
-                          corpus_fingerprint: str | None = None, by: str = "") -> Collection:
-        """The collection, created if missing; a given corpus path/fingerprint is recorded on it (by `by`)."""
+                          corpus_fingerprint: str | None = None, by: str = "", corpus: Corpus | None = None) -> Collection:
+        """The collection, created if missing; a given corpus path/fingerprint is recorded on it (by `by`).
+        With `corpus`, its content is also recorded as a new corpus version when it changed."""
         with self._db.write() as conn:
             cid = C.collection_id(conn, collection, create=True)
-            if C.record_corpus(conn, cid, corpus_path, corpus_fingerprint, by=by):
+            fingerprint = corpus.fingerprint if corpus is not None else corpus_fingerprint
+            changed = C.record_corpus(conn, cid, corpus_path, fingerprint, by=by)
+            if corpus is not None and versions.record_version(conn, cid, corpus, corpus_path, by=by) is not None:
+                changed = True  # judgments may be stale now
+            if changed:
                 C.bump_revision(conn, cid)  # the export's fallback fingerprint changed
             return C.to_collection(C.collection_row(conn, collection))
+
+    def corpus_versions(self, collection: str = DEFAULT_COLLECTION) -> list[CorpusVersion]:
+        """The collection's corpus versions with their diffs, newest first ([] without a collection)."""
+        with self._db.read() as conn:
+            row = C.collection_row(conn, collection)
+            return versions.versions(conn, row.id) if row is not None else []
+
+    def stale_judgments(self, *, collection: str = DEFAULT_COLLECTION, query_id: str | None = None,
+                        annotator: str | None = None) -> list[StaleJudgment]:
+        """Judgments whose document was edited or deleted since they were given (current version)."""
+        with self._db.read() as conn:
+            row = C.collection_row(conn, collection)
+            if row is None:
+                return []
+            return versions.stale_judgments(conn, row.id, query_id=query_id, annotator=annotator)
+
+    def judged_content(self, doc_hash: str | None) -> Document | None:
+        """The document as a judge saw it, by content hash (doc_id empty), or None if not kept."""
+        with self._db.read() as conn:
+            return versions.text_of(conn, doc_hash)
 
     def get_collection(self, collection: str = DEFAULT_COLLECTION) -> Collection | None:
         """The collection, or None."""
@@ -156,11 +183,19 @@ class Store:
     # ---- judgments
 
     def set_judgment(self, query_id: str, doc_id: str, grade: int, *, annotator: str,
-                     collection: str = DEFAULT_COLLECTION, note: str = "") -> Judgment:
-        """Record `annotator`'s grade (0-3) for a document of a question, replacing their earlier one."""
+                     collection: str = DEFAULT_COLLECTION, note: str = "", doc: Document | None = None) -> Judgment:
+        """Record `annotator`'s grade (0-3) for a document of a question, replacing their earlier one
+        (`doc`: the document as they saw it, whose content hash the grade keeps)."""
         with self._db.write() as conn:
             return questions.set_judgment(conn, query_id, doc_id, grade, annotator=annotator,
-                                          collection=collection, note=note)
+                                          collection=collection, note=note, doc=doc)
+
+    def confirm_judgment(self, query_id: str, doc_id: str, *, annotator: str, doc: Document,
+                         collection: str = DEFAULT_COLLECTION) -> bool:
+        """`annotator`'s grade still holds for the document as it is now: it is current again."""
+        with self._db.write() as conn:
+            return questions.confirm_judgment(conn, query_id, doc_id, annotator=annotator, collection=collection,
+                                              doc=doc)
 
     def clear_judgment(self, query_id: str, doc_id: str, *, annotator: str,
                        collection: str = DEFAULT_COLLECTION) -> bool:
@@ -236,34 +271,44 @@ class Store:
 
     # ---- golden sets
 
-    def export_golden(self, *, collection: str = DEFAULT_COLLECTION, complete_only: bool = False) -> GoldenSet:
-        """The collection's golden set with consensus grades (complete_only: done or unanswerable only)."""
+    def export_golden(self, *, collection: str = DEFAULT_COLLECTION, complete_only: bool = False,
+                      mark_stale: bool = False) -> GoldenSet:
+        """The collection's golden set with consensus grades and content hashes (complete_only: done or
+        unanswerable only; mark_stale: list each question's stale documents as `stale_docs`)."""
         with self._db.read() as conn:
-            return golden_io.export_golden(conn, collection=collection, complete_only=complete_only)
+            return golden_io.export_golden(conn, collection=collection, complete_only=complete_only,
+                                           mark_stale=mark_stale)
 
     def import_golden(self, golden: GoldenSet, *, collection: str = DEFAULT_COLLECTION,
                       corpus_path: str | None = None, corpus_fingerprint: str | None = None,
-                      progress: Callable[[int, int], None] | None = None, by: str = "") -> ImportSummary:
-        """Import a (validated) golden set in ONE transaction: all of it, or nothing.
+                      progress: Callable[[int, int], None] | None = None, by: str = "",
+                      corpus: Corpus | None = None) -> ImportSummary:
+        """Import a (validated) golden set in ONE transaction: all of it, or nothing (`corpus`: records
+        its version and hashes the file's judged documents against it where the file has no hashes).
 
         Questions in the file are created or updated; their imported grades replace earlier
         imported grades; people's grades and questions not in the file are kept.
         `progress(done, total)` is called inside the transaction after each batch.
         """
         with self._db.write() as conn:
+            if corpus is not None:
+                versions.record_version(conn, C.collection_id(conn, collection, create=True), corpus, corpus_path, by=by)
+                corpus_fingerprint = corpus.fingerprint
             return golden_io.import_golden(conn, golden, collection=collection, corpus_path=corpus_path,
-                                           corpus_fingerprint=corpus_fingerprint, progress=progress, by=by)
+                                           corpus_fingerprint=corpus_fingerprint, progress=progress, by=by,
+                                           corpus=corpus)
 
     # ---- runs
 
     def save_run(self, config: Any, *, summary: Mapping[str, Any], per_query: Mapping[str, Any],
                  golden_hash: str, corpus_fingerprint: str | None = None, config_hash: str | None = None,
-                 name: str = "", collection: str = DEFAULT_COLLECTION, by: str = "") -> RunRecord:
-        """Store an evaluation run; `config` is a RunConfig (or any JSON-able mapping)."""
+                 name: str = "", collection: str = DEFAULT_COLLECTION, by: str = "",
+                 corpus_path: str | None = None) -> RunRecord:
+        """Store an evaluation run with the corpus it searched; `config` is a RunConfig (or any JSON-able mapping)."""
         with self._db.write() as conn:
             run_id = runs.save_run(conn, config, summary=summary, per_query=per_query, golden_hash=golden_hash,
                                    corpus_fingerprint=corpus_fingerprint, config_hash=config_hash, name=name,
-                                   collection=collection, by=by)
+                                   collection=collection, by=by, corpus_path=corpus_path)
         return self.load_run(run_id)
 
     def list_runs(self, *, collection: str = DEFAULT_COLLECTION, limit: int | None = None) -> list[RunSummary]:

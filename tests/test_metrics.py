@@ -215,7 +215,7 @@ def test_parse_measures_drops_repeats_keeps_order():
 def test_standard_measures_every_family_at_every_cutoff():
     names = [str(m) for m in standard_measures((10, 1))]
     assert names == ["recall@1", "recall@10", "precision@1", "precision@10", "mrr@1", "mrr@10",
-                     "ndcg@1", "ndcg@10", "hit@1", "hit@10", "mrr", "map", "r_precision"]
+                     "ndcg@1", "ndcg@10", "hit@1", "hit@10", "mrr", "map", "r_precision", "judged@1", "judged@10"]
 
 
 def test_metrics_import_without_heavy_libraries():

@@ -12,6 +12,7 @@ from conftest import snapshot
 from labeler.errors import StorageError
 from labeler.golden import serialize_golden_jsonl
 from storage import default_db_url, open_store
+from storage import migrations as M
 from storage import schema as S
 
 
@@ -48,7 +49,7 @@ def test_schema_migrations_build_exactly_the_schema_constant(store):
     for name, table in S.SCHEMA.tables.items():
         assert {c["name"] for c in inspector.get_columns(name)} == {c.name for c in table.columns}, name
         assert {i["name"] for i in inspector.get_indexes(name)} >= {i.name for i in table.indexes}, name
-    assert store.schema_version() == S.LATEST_VERSION == 7
+    assert store.schema_version() == M.LATEST_VERSION == 8
 
 
 V1_SQL = """
@@ -97,7 +98,7 @@ def test_open_store_adopts_v1_database_with_data_intact(tmp_path):
     db, before = _old_database(tmp_path / "old.db", V1_SQL)
 
     with open_store(db) as s:
-        assert s.schema_version() == S.LATEST_VERSION
+        assert s.schema_version() == M.LATEST_VERSION
         statuses = s.list_questions(collection="handbook")
         assert [x.question.query_id for x in statuses] == ["q-0001", "q-0002"]
         q1 = statuses[0]
@@ -114,7 +115,7 @@ def test_open_store_adopts_v1_database_with_data_intact(tmp_path):
         assert golden.get("q-0001").corpus_fingerprint == "sha256:old"
 
     after = snapshot(db)
-    assert [r[0] for r in after["schema_version"]] == list(range(1, S.LATEST_VERSION + 1))
+    assert [r[0] for r in after["schema_version"]] == list(range(1, M.LATEST_VERSION + 1))
     # Every old row is still there, its old columns unchanged (new columns appended at the end).
     for table in ("collections", "runs"):
         assert [row[:len(before[table][0])] for row in after[table]] == before[table]
@@ -125,7 +126,7 @@ def test_open_store_adopts_v1_database_with_data_intact(tmp_path):
 def test_open_store_is_idempotent(tmp_path):
     open_store(tmp_path / "a.db").close()
     with open_store(tmp_path / "a.db") as s:
-        assert s.migrate() == [] and s.schema_version() == S.LATEST_VERSION
+        assert s.migrate() == [] and s.schema_version() == M.LATEST_VERSION
 
 
 def _newer_schema(db):
@@ -333,7 +334,7 @@ def test_open_store_adopts_v3_database_with_data_intact(tmp_path):
     db, before = _old_database(tmp_path / "v3.db", V3_SQL)
 
     with open_store(db) as s:
-        assert s.schema_version() == S.LATEST_VERSION
+        assert s.schema_version() == M.LATEST_VERSION
         assert serialize_golden_jsonl(s.export_golden(collection="handbook")) == V3_EXPORT
         assert [(x.query_id, x.status, x.n_judged, x.annotators) for x in s.question_index(collection="handbook", with_annotators=True)] == [
             ("q-0001", "done", 2, ("asha",)), ("q-0002", "unanswerable", 1, ("ben",))]
@@ -344,15 +345,16 @@ def test_open_store_adopts_v3_database_with_data_intact(tmp_path):
         assert s.revision(collection="handbook") == 2
 
     after = snapshot(db)
-    assert [r[0] for r in after["schema_version"]] == list(range(1, S.LATEST_VERSION + 1))
+    assert [r[0] for r in after["schema_version"]] == list(range(1, M.LATEST_VERSION + 1))
     # Every old row is still there with its old columns unchanged; new columns are appended
-    # (v4: revision; v6: corpus_set_by/at, questions.updated_by, runs.created_by).
+    # (v4: revision; v6: corpus_set_by/at, questions.updated_by, runs.created_by; v8: runs.corpus_path and
+    # corpus_version, judgments.doc_hash).
     assert [row[:len(before["collections"][0])] for row in after["collections"]] == before["collections"]
-    assert [row[:-1] for row in after["runs"]] == before["runs"]
+    assert [row[:len(before["runs"][0])] for row in after["runs"]] == before["runs"]
     updated_at = 9  # the one column the new judgment changes (of q-0001)
     assert [r[:updated_at] + r[updated_at + 1:-1] for r in after["questions"]] == [
         r[:updated_at] + r[updated_at + 1:] for r in before["questions"]]
-    assert set(before["judgments"]) < set(after["judgments"])
+    assert set(before["judgments"]) < {row[:len(before["judgments"][0])] for row in after["judgments"]}
 
 
 def test_v7_turns_each_unanswerable_flag_into_one_vote(tmp_path):
@@ -362,7 +364,7 @@ def test_v7_turns_each_unanswerable_flag_into_one_vote(tmp_path):
     engine = sa.create_engine(f"sqlite:///{db}")
     with engine.begin() as conn:
         S.schema_version.create(conn)
-        for m in S.MIGRATIONS[:6]:
+        for m in M.MIGRATIONS[:6]:
             m.apply(conn)
             conn.execute(S.schema_version.insert().values(version=m.version, name=m.name, applied_at="t"))
         conn.execute(sa.text("INSERT INTO collections (id, name, created_at, revision) VALUES (1, 'default', 't', 1)"))
@@ -371,7 +373,7 @@ def test_v7_turns_each_unanswerable_flag_into_one_vote(tmp_path):
             "VALUES (1, 'a', 'A?', 1, 't', 't', 'asha'), (1, 'b', 'B?', 1, 't', 't', ''), (1, 'c', 'C?', 0, 't', 't', '')"))
     engine.dispose()
     with open_store(db) as s:
-        assert s.schema_version() == S.LATEST_VERSION
+        assert s.schema_version() == M.LATEST_VERSION
         assert [(x.question.query_id, x.voters, x.status) for x in s.list_questions()] == [
             ("a", ("asha",), "unanswerable"), ("b", ("(import)",), "unanswerable"), ("c", (), "new")]
         assert s.judged_by("asha") == {"a": 0}

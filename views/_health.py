@@ -24,8 +24,9 @@ def health_section(view: GoldenOverview) -> None:
     h4.metric("Annotator disagreements", len(view.disagreements) + len(view.unanswerable_disagreements),
               help="Documents graded differently, plus questions some call unanswerable while others "
                    "graded a document relevant.")
-    for warning in health.warnings():
-        st.warning(warning)
+    for warning in [*health.warnings(), view.stale]:
+        if warning:
+            st.warning(warning)
     if not health.per_type:
         return
     with st.expander("Questions per type, disagreements, agreement", expanded=False):

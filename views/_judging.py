@@ -59,7 +59,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         (st.warning if kind == "warning" else st.info)(note)
 
     def grade(doc_id: str, value: int | None, advance: bool = False) -> None:
-        kb.grade(s, me, qid, views, doc_id, value, advance)
+        kb.grade(s, me, qid, views, doc_id, value, advance, corp)
 
     def move_focus(step: int) -> None:
         kb.move_focus(max(0, min(len(views) - 1, st.session_state.get(Keys.FOCUS, 0) + step)))
@@ -67,7 +67,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
     focus = st.session_state[Keys.FOCUS] = min(st.session_state.get(Keys.FOCUS, 0), max(len(views) - 1, 0))
     if views:
         keyboard_bar(focus, len(views), views[focus].doc_id, grade, move_focus, unanswerable=mine,
-                     read_only=read_only, on_undo=(kb.undo, s, me) if Keys.UNDO in st.session_state else None)
+                     read_only=read_only, on_undo=(kb.undo, s, me, corp) if Keys.UNDO in st.session_state else None)
     st.subheader(f"Candidates ({len(views)})", anchor=False)
     for i, view in enumerate(views):
         candidate_card(view, i + 1, f"cand-{i}", grade, focused=i == focus, unanswerable=mine,

@@ -11,6 +11,7 @@ import streamlit as st
 from app import label as lb
 from app.access import Actor
 from app.label import CandidateView
+from labeler.corpus import Corpus
 from storage import Store
 from views._common import Keys, act
 
@@ -28,10 +29,10 @@ setTimeout(() => {{
 
 
 def grade(s: Store, me: Actor, qid: str, views: list[CandidateView], doc_id: str, value: int | None,
-          advance: bool = False) -> None:
+          advance: bool = False, corpus: Corpus | None = None) -> None:
     """Save a grade (None clears it); remember what it replaced; with `advance`, focus the next ungraded card."""
     previous = next((v.grade for v in views if v.doc_id == doc_id), None)
-    if previous == value or not act(lb.grade, s, me, qid, doc_id, value):
+    if previous == value or not act(lb.grade, s, me, qid, doc_id, value, corpus):
         return
     st.session_state[Keys.UNDO] = (qid, doc_id, previous, value)
     if advance:
@@ -44,10 +45,10 @@ def move_focus(n: int) -> None:
     st.session_state[SCROLL_PENDING] = True
 
 
-def undo(s: Store, me: Actor) -> None:
+def undo(s: Store, me: Actor, corpus: Corpus | None = None) -> None:
     """Put back the grade the last action replaced, and focus that card's question."""
     qid, doc_id, previous, value = st.session_state.pop(Keys.UNDO)
-    if act(lb.grade, s, me, qid, doc_id, previous, success=f"Undone: {doc_id} back to "
+    if act(lb.grade, s, me, qid, doc_id, previous, corpus, success=f"Undone: {doc_id} back to "
            f"{'ungraded' if previous is None else previous} (was {'cleared' if value is None else value})."):
         st.session_state[Keys.QUESTION] = qid
 

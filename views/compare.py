@@ -36,6 +36,8 @@ if a_id == b_id:
     st.info("Pick two different runs.")
     st.stop()
 result = guard(_compare, default_db_url(), a_id, b_id, tuple(metrics))
+if result.corpus_note:
+    st.warning(result.corpus_note)
 st.caption(f"{result.n_paired} questions scored in both runs are paired; B - A > 0 means B is better.")
 if not result.same_golden:
     st.warning("These runs were scored against different versions of the golden set; only the questions both "

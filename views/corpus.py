@@ -7,6 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from app import corpus as cp
+from app import recheck as rc
 from app import workspace as ws
 from labeler.paths import SAMPLE_CORPUS
 from labeler.text import inert
@@ -56,6 +57,19 @@ if rows:
         with st.container(border=True, key="browse-doc"):
             st.markdown(f"**{inert(doc.title or doc.doc_id)}** · `{doc.doc_id}`", unsafe_allow_html=True)
             st.text(doc.text)
+
+versions = guard(rc.version_rows, s)
+if versions:
+    st.subheader("Versions", anchor=False)
+    st.caption("Each time the corpus's content changed, a new version was recorded with what changed. Grades "
+               "given before an edit or deletion are stale until re-checked on the Label page.")
+    st.dataframe(pd.DataFrame(versions), hide_index=True, key="versions_table")
+    changed = [v["version"] for v in versions if v["added"] or v["deleted"] or v["edited"]]
+    if changed and (pick := st.selectbox("What changed in version", changed, index=None, key="version_pick")):
+        for kind, ids in guard(rc.version_diff, s, pick).items():
+            if ids:
+                st.markdown(f"**{kind}** ({len(ids)}): " + ", ".join(f"`{inert(i)}`" for i in ids[:200])
+                            + (" …" if len(ids) > 200 else ""))
 
 st.subheader("Open another corpus", anchor=False)
 if not me.can(Can.OPEN_CORPUS):

@@ -13,6 +13,10 @@ from views._config_form import config_form
 st.title("Evaluate", anchor=False)
 s, path, corp, _ = workspace(with_retriever=False)
 
+stale_policy = st.segmented_control(
+    "Stale labels", ["include", "exclude", "fail"], default="include", key="stale_policy",
+    help="Judgments whose document is missing from the corpus or was edited since: score them (and say how "
+         "many), leave them out, or refuse to score.") or "include"
 submitted = config_form(corp)
 if submitted:
     values, threshold, name = submitted
@@ -24,7 +28,7 @@ if submitted:
     config = guard(ev.config_from_form, values)
     ret = retriever(path, config)  # cached on the corpus and the build part: a new threshold or k reuses it
     bar = st.progress(0.0, text="Retrieving…")
-    record = guard(ev.run_evaluation, s, actor(), ret, config, name=name,
+    record = guard(ev.run_evaluation, s, actor(), ret, config, name=name, stale=stale_policy, corpus_path=path,
                    progress=lambda done, total, stage: bar.progress(done / total if total else 1.0,
                                                                     text=f"{stage}: {done} / {total} questions"))
     bar.empty()
@@ -47,6 +51,9 @@ cutoff = v2.selectbox("Cutoff k", ev.CUTOFFS, index=ev.CUTOFFS.index(ev.DEFAULT_
 view = guard(ev.load_run, s, run_id)
 report = view.report
 st.caption(view.caption)
+for warning in (view.stale_warning, ev.coverage_warning(report, cutoff)):
+    if warning:
+        st.warning(warning)
 
 metrics = pd.DataFrame(ev.metric_rows(report, cutoff))
 st.container(key="metrics").dataframe(metrics, hide_index=True, key="metrics_table", width=640,

@@ -15,6 +15,7 @@ from views._common import Keys, act, actor, flash, guard, show_flash
 from views._judging import judging
 from views._keyboard import key_queue
 from views._loaders import workspace
+from views._recheck import recheck_section
 
 st.title("Label", anchor=False)
 key_queue()  # first thing on the page: a key pressed during any later run (N/P too) is kept
@@ -56,6 +57,7 @@ def _move_question(step: int) -> None:
     st.session_state.update({Keys.QUESTION: ids[max(0, min(len(ids) - 1, i + step))], Keys.FOCUS: 0})
 
 
+recheck_section(s, me, corp, read_only)
 if not read_only:
     new_question_form(lb.query_types(index), _add_question)
 if not index:

@@ -59,7 +59,9 @@ def handle_errors(fn):
             return fn(*args, **kwargs)
         except LabelerError as exc:
             summary = getattr(exc, "summary", None)  # files with many bad lines: the first few, a count, the hint
-            raise UserError(summary() if callable(summary) else str(exc)) from exc
+            error = UserError(summary() if callable(summary) else str(exc))
+            error.exit_code = getattr(exc, "exit_code", EXIT_BAD_INPUT)  # a refused quality bar (stale labels): 1
+            raise error from exc
         except ModuleNotFoundError as exc:
             extra = EXTRA_OF_MODULE.get((exc.name or "").split(".")[0])
             if extra is None:

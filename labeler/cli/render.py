@@ -40,6 +40,25 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], *, left: Sequen
     return [line(header), *(line(r) for r in rows)]
 
 
+def _judged_name(metric: str, measures: Sequence[str]) -> str | None:
+    """"judged@k" for a metric cut at k when the report computed it, else None."""
+    _, at, k = metric.partition("@")
+    return f"judged@{k}" if at and f"judged@{k}" in measures and not metric.startswith("judged@") else None
+
+
+def metric_rows(measures: Sequence[str]) -> list[str]:
+    """The measures shown as rows: judged@k moves into the judged@k column of the metrics cut at k."""
+    cut = {m.partition("@")[2] for m in measures if "@" in m and not m.startswith("judged@")}
+    return [m for m in measures if not (m.startswith("judged@") and m.partition("@")[2] in cut)]
+
+
+def _coverage_cell(report, metric: str) -> str:
+    if "@" not in metric or metric.startswith("judged@"):
+        return ""
+    name = _judged_name(metric, report.measures)
+    return _fmt(report.metrics.get(name) if name else None).strip()
+
+
 def render_report(report, *, cutoffs: Sequence[int], worst_by: str | None = None, n_worst: int = 5) -> str:
     """The table printed without --json: means with CIs, per type, worst questions, abstention."""
     c = report.counts
@@ -54,12 +73,13 @@ def render_report(report, *, cutoffs: Sequence[int], worst_by: str | None = None
     if c.get("no_relevant"):
         out.append(f"{c['no_relevant']} scored questions have no relevant document (they score 0)")
     out.append("")
-    rows = [(m, _fmt(report.metrics[m]), f"[{_fmt(report.ci95[m][0]).strip()}, {_fmt(report.ci95[m][1]).strip()}]")
-            for m in report.measures]
-    out += _table(("metric", "mean", "95% CI"), rows)
+    rows = [(m, _fmt(report.metrics[m]), f"[{_fmt(report.ci95[m][0]).strip()}, {_fmt(report.ci95[m][1]).strip()}]",
+             _coverage_cell(report, m)) for m in metric_rows(report.measures)]
+    out += _table(("metric", "mean", "95% CI", "judged@k"), rows)
+    out.append("judged@k: share of the top k that has a judgment (unjudged documents count as not relevant)")
 
     if report.per_type:
-        columns = [m for m in (f"recall@{k}", f"ndcg@{k}", "mrr") if m in report.measures]
+        columns = [m for m in (f"recall@{k}", f"ndcg@{k}", "mrr", f"judged@{k}") if m in report.measures]
         out += ["", "By query type:"]
         out += _table(("type", "n", *columns),
                       [(t, str(report.type_counts[t]), *(_fmt(v[m]) for m in columns)) for t, v in report.per_type.items()])
@@ -67,13 +87,19 @@ def render_report(report, *, cutoffs: Sequence[int], worst_by: str | None = None
     worst = report.worst(worst_by, n_worst) if c["answerable"] else ()
     if worst:
         out += ["", f"Worst {len(worst)} questions by {worst_by}:"]
+        judged_name = _judged_name(worst_by, report.measures)
+
+        def judged_cell(r) -> tuple[str, ...]:
+            return (_fmt(r.metrics.get(judged_name)).strip(),) if judged_name else ()
+
         rows = []
         for r in worst:
             text = report.questions.get(r.query_id, "")
             text = text if len(text) <= 60 else text[:57] + "..."
             rank = "never" if r.first_relevant_rank is None else str(r.first_relevant_rank)
-            rows.append((r.query_id, _fmt(r.metrics[worst_by]), rank, text))
-        out += _table(("query_id", worst_by, "first relevant rank", "question"), rows, left=(0, 3))
+            rows.append((r.query_id, _fmt(r.metrics[worst_by]), rank, *judged_cell(r), text))
+        header = ("query_id", worst_by, "first relevant rank", *([judged_name] if judged_name else []), "question")
+        out += _table(header, rows, left=(0, len(header) - 1))
 
     a = report.abstention
     if a is not None:

@@ -4,6 +4,8 @@ evaluation use case the app shares.
 `score` needs numpy only; `eval` imports the retrieval stack (torch, faiss) inside the command.
 `--json` prints the report's `to_dict()` (metrics, ci95, per_type, per_query, counts, abstention,
 settings, questions), which is also the saved-report format `labeler compare A.json B.json` reads.
+judged@k is computed beside every metric cutoff (bars included). `compare --fail-if-worse METRIC`
+is the CI gate: exit 1 on a drop beyond noise or on judged@k below --min-judged.
 """
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from typing import Any
 
 import click
 
-from labeler.cli import EXIT_BAR_MISSED, cli, handle_errors
+from labeler.cli import EXIT_BAR_MISSED, EXIT_OK, cli, handle_errors
 from labeler.cli.options import config_options
 from labeler.cli.params import CUTOFFS_TEXT, cutoffs_options, depth_option, parse_bars, resolve_cutoffs
 from labeler.cli.render import missed_bars, render_comparison, render_report
@@ -38,6 +40,13 @@ def _measure(name: str) -> str:
     return str(parse_measure(name))
 
 
+def _extra(names) -> list[str]:
+    """Measures asked for beyond the cutoffs (bars, a gated metric), each with its judged@k."""
+    from labeler.metrics import with_coverage
+
+    return [str(m) for m in with_coverage(names)]
+
+
 _common_options = [
     click.option("--json", "as_json", is_flag=True, help="Print one JSON object (also the format `compare` reads)."),
     click.option("--min-grade", type=click.IntRange(min=1), default=1, show_default=True,
@@ -47,6 +56,8 @@ _common_options = [
     click.option("--fail-under", multiple=True, metavar="METRIC=VALUE",
                  help="Exit 1 when a mean is below its bar, e.g. ndcg@10=0.6 (repeatable)."),
     click.option("--worst-by", default=None, metavar="METRIC", help="Metric for the worst-questions list [ndcg@10]."),
+    click.option("-m", "--metric", "metrics", multiple=True, metavar="METRIC",
+                 help="Also report this metric (repeatable), e.g. ndcg_condensed@10 or map@10."),
 ]
 
 
@@ -66,7 +77,7 @@ def common_options(fn):
 @handle_errors
 def score_command(golden: str, run_file: str, cutoffs: str | None, old_cutoffs: str | None,
                   abstain_threshold: float | None, as_json: bool, min_grade: int, keep_scale: bool,
-                  fail_under: tuple[str, ...], worst_by: str | None) -> None:
+                  fail_under: tuple[str, ...], worst_by: str | None, metrics: tuple[str, ...]) -> None:
     """Score a TREC run file (query_id Q0 doc_id rank score tag) against GOLDEN.
 
     GOLDEN is a golden JSONL file or a BEIR folder (queries.jsonl + qrels/test.tsv).
@@ -77,8 +88,9 @@ def score_command(golden: str, run_file: str, cutoffs: str | None, old_cutoffs: 
 
     ks, bars = resolve_cutoffs(cutoffs, old_cutoffs), parse_bars(fail_under)
     golden_set = read_golden(golden, keep_scale=keep_scale)
-    report = score_run(golden_set, read_run(Path(run_file)), cutoffs=ks, extra=[m for m, _ in bars],
-                       min_grade=min_grade, abstain_threshold=abstain_threshold)
+    extra = _extra([*metrics, *(m for m, _ in bars)])
+    report = score_run(golden_set, read_run(Path(run_file)), cutoffs=ks, extra=extra, min_grade=min_grade,
+                       abstain_threshold=abstain_threshold)
     if as_json:
         _emit_json({**report.to_dict(), "golden": str(golden), "run": str(run_file)})
     else:
@@ -92,12 +104,16 @@ def score_command(golden: str, run_file: str, cutoffs: str | None, old_cutoffs: 
 @depth_option(100)
 @click.option("--cutoffs", default=None, metavar="K,K,...", help=f"Metric cutoffs, comma-separated [{CUTOFFS_TEXT}].")
 @click.option("--save-run", type=click.Path(dir_okay=False), default=None, help="Also write the ranking as a TREC run file.")
+@click.option("--stale", type=click.Choice(["include", "exclude", "fail"]), default="include", show_default=True,
+              help="Judgments whose document is missing from CORPUS or changed since judged: score them "
+                   "(with a warning), leave them out, or refuse to score (exit 1).")
 @common_options
 @config_options
 @handle_errors
-def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save_run: str | None, as_json: bool,
+def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save_run: str | None, stale: str,
+                 as_json: bool,
                  min_grade: int, keep_scale: bool, fail_under: tuple[str, ...], worst_by: str | None,
-                 **options) -> None:
+                 metrics: tuple[str, ...], **options) -> None:
     """Run the live retrieval pipeline on every question of GOLDEN over CORPUS and score it.
 
     GOLDEN is a golden JSONL file or a BEIR folder (a BEIR folder can be both CORPUS and GOLDEN).
@@ -106,6 +122,7 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
     from labeler.cli.retrieval import ProgressBar, open_with_progress
     from labeler.golden import read_golden
     from labeler.runfile import write_run
+    from labeler.evaluation.stale import stale_line
     from labeler.runs import evaluate_retriever
 
     ks, bars = resolve_cutoffs(cutoffs, None), parse_bars(fail_under)
@@ -117,10 +134,13 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
     retriever = open_with_progress(corpus, config)
     bar = ProgressBar()
     try:
-        run, report = evaluate_retriever(golden_set, retriever, config, cutoffs=ks, extra=[m for m, _ in bars],
-                                         min_grade=min_grade, progress=bar)
+        run, report = evaluate_retriever(golden_set, retriever, config, cutoffs=ks,
+                                         extra=_extra([*metrics, *(m for m, _ in bars)]), min_grade=min_grade,
+                                         progress=bar, stale=stale)
     finally:
         bar.close()
+    if line := stale_line(report.settings):
+        click.echo(f"warning: {line}", err=True)
     if save_run:
         write_run(save_run, run, tag=f"labeler-{config.config_hash}")
     if as_json:
@@ -136,39 +156,73 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
 
 
 @cli.command("compare")
-@click.argument("run_a", metavar="A", type=click.Path(exists=True, dir_okay=False))
-@click.argument("run_b", metavar="B", type=click.Path(exists=True, dir_okay=False))
+@click.argument("run_a", metavar="BASE", type=click.Path(exists=True, dir_okay=False))
+@click.argument("run_b", metavar="NEW", type=click.Path(exists=True, dir_okay=False))
 @click.option("--golden", type=click.Path(exists=True), default=None,
-              help="Score A and B as TREC run files against this golden set (else A and B are saved --json reports).")
+              help="Score BASE and NEW as TREC run files against this golden set (else they are saved --json reports).")
 @click.option("-m", "--metric", "metrics", multiple=True, help="Metric to compare (repeatable) [all shared].")
 @cutoffs_options
+@click.option("--fail-if-worse", "gated", default=None, metavar="METRIC",
+              help="CI gate: exit 1 when NEW's mean of METRIC is lower and the paired randomization test "
+                   "gives p < --alpha (a drop beyond noise), e.g. ndcg@10.")
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05, show_default=True,
+              help="Significance level of the gate.")
+@click.option("--min-judged", type=click.FloatRange(0, 1), default=None, metavar="SHARE",
+              help="Gate: also exit 1 when judged@k (k of METRIC) of BASE or NEW is below SHARE, e.g. 0.8.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--min-grade", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--keep-scale", is_flag=True)
 @handle_errors
 def compare_command(run_a: str, run_b: str, golden: str | None, metrics: tuple[str, ...], cutoffs: str | None,
-                    old_cutoffs: str | None, as_json: bool, min_grade: int, keep_scale: bool) -> None:
-    """Paired comparison of run B with run A (the baseline) on the same golden set.
+                    old_cutoffs: str | None, gated: str | None, alpha: float, min_judged: float | None, as_json: bool,
+                    min_grade: int, keep_scale: bool) -> None:
+    """Paired comparison of run NEW with run BASE (the baseline) on the same golden set.
 
-    A and B are saved `labeler score --json` / `labeler eval --json` outputs, or TREC run files
-    with --golden. Prints per-metric means, B - A with a bootstrap 95% CI, wins/ties/losses and
-    a paired randomization test p-value.
+    BASE and NEW are saved `labeler score --json` / `labeler eval --json` outputs, or TREC run files
+    with --golden. Prints per-metric means, NEW - BASE with a bootstrap 95% CI, wins/ties/losses and
+    a paired randomization test p-value. With --fail-if-worse METRIC it is a CI gate instead: one or
+    two lines say PASS or FAIL and why; exit 1 on FAIL, 2 on a bad or incomplete file.
     """
     from labeler.evaluation import compare_reports, read_report
+    from labeler.evaluation.gate import gate
 
     ks = resolve_cutoffs(cutoffs, old_cutoffs)
+    if min_judged is not None and gated is None:
+        from labeler.errors import ConfigError
+
+        raise ConfigError("--min-judged is part of the gate", hint="give it with --fail-if-worse METRIC.")
+    gated = gated and _measure(gated)
     if golden is not None:
         from labeler.golden import read_golden
         from labeler.runfile import read_run
         from labeler.runs import score_run
 
         golden_set = read_golden(golden, keep_scale=keep_scale)
-        report_a, report_b = (score_run(golden_set, read_run(Path(p)), cutoffs=ks, min_grade=min_grade,
+        extra = _extra([gated] if gated else [])
+        report_a, report_b = (score_run(golden_set, read_run(Path(p)), cutoffs=ks, extra=extra, min_grade=min_grade,
                                         ci_resamples=0) for p in (run_a, run_b))
     else:
         report_a, report_b = read_report(run_a), read_report(run_b)
-    comparison = compare_reports(report_a, report_b, [_measure(m) for m in metrics] or None)
+    if gated is None:
+        comparison = compare_reports(report_a, report_b, [_measure(m) for m in metrics] or None)
+        if as_json:
+            _emit_json({"a": str(run_a), "b": str(run_b), **comparison.to_dict()})
+        else:
+            click.echo(render_comparison(comparison, str(run_a), str(run_b)))
+        return
+    verdict = gate(report_a, report_b, gated, alpha=alpha, min_judged=min_judged, base_source=str(run_a),
+                   new_source=str(run_b))
     if as_json:
-        _emit_json({"a": str(run_a), "b": str(run_b), **comparison.to_dict()})
+        shown = [_measure(m) for m in metrics] or [gated, verdict.coverage_metric]
+        comparison = compare_reports(report_a, report_b,
+                                     [m for m in shown if m in report_a.metrics and m in report_b.metrics])
+        _emit_json({"a": str(run_a), "b": str(run_b), **comparison.to_dict(), "gate": verdict.to_dict()})
+        for line in verdict.lines():
+            click.echo(line, err=True)
     else:
-        click.echo(render_comparison(comparison, str(run_a), str(run_b)))
+        if metrics:
+            click.echo(render_comparison(compare_reports(report_a, report_b, [_measure(m) for m in metrics]),
+                                         str(run_a), str(run_b)) + "\n")
+        for line in verdict.lines():
+            click.echo(line)
+    sys.exit(EXIT_OK if verdict.passed else EXIT_BAR_MISSED)

@@ -79,7 +79,8 @@ def compare(a: Mapping[str, Mapping[str, float]], b: Mapping[str, Mapping[str, f
             lacking = [q for q in shared if name not in values[q]]
             if lacking:
                 raise ConfigError(f"run {side} has no {name} for question {lacking[0]!r}",
-                                  hint="compare metrics both runs were scored with (same -k cutoffs).")
+                                  hint="compare metrics both runs were scored with (same --cutoffs; other metrics "
+                                       "with `labeler score -m METRIC`).")
     diffs = {name: np.array([b[q][name] - a[q][name] for q in shared], dtype=np.float64) for name in metrics}
     results = {}
     for name in metrics:

@@ -12,7 +12,8 @@ import numpy as np
 from labeler.evaluation.abstention import abstention_sweep
 from labeler.evaluation.report import SCORED, UNANSWERABLE, UNJUDGED, EvalReport, QueryResult, RankedDoc, frozen
 from labeler.evaluation.uncertainty import CI_RESAMPLES, bootstrap_ci
-from labeler.metrics import DEFAULT_CUTOFFS, Measure, compute, judge_run, parse_measures, standard_measures
+from labeler.metrics import (DEFAULT_CUTOFFS, Measure, compute, judge_run, parse_measures, standard_measures,
+                             with_coverage)
 from labeler.metrics.rankings import Qrels, Run
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -43,7 +44,7 @@ def evaluate(
     question list (default: the qrels' queries, then the unanswerable ones); `questions` their
     texts, kept in the report. Inputs are not modified.
     """
-    measure_list = parse_measures(measures) if measures is not None else standard_measures(cutoffs)
+    measure_list = with_coverage(parse_measures(measures)) if measures is not None else standard_measures(cutoffs)
     names = tuple(str(m) for m in measure_list)
     unanswerable = set(unanswerable)
     if query_ids is None:

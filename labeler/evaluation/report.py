@@ -18,7 +18,7 @@ from typing import Any, Mapping, Sequence
 
 from labeler.errors import ConfigError
 from labeler.evaluation.abstention import Abstention
-from labeler.metrics import Measure, parse_measure
+from labeler.metrics import Measure, coverage_measure, parse_measure
 
 SCORED, UNANSWERABLE, UNJUDGED = "scored", "unanswerable", "unjudged"
 
@@ -118,6 +118,26 @@ class EvalReport:
             raise ConfigError(f"metric {name} was not computed in this report",
                               hint=f"choose one of {', '.join(self.measures)}.")
         return tuple(sorted(self.scored(), key=lambda r: (r.metrics[name], r.query_id))[:max(n, 0)])
+
+    def coverage(self, metric: str | Measure) -> float | None:
+        """Mean judged@k beside a metric cut at k (its coverage); None for an uncut metric or when
+        judged@k was not computed."""
+        judged = coverage_measure(metric)
+        value = None if judged is None else self.metrics.get(str(judged))
+        return None if value is None or not math.isfinite(value) else value
+
+    def judged_at(self, k: int) -> Mapping[str, float] | None:
+        """judged@k per scored question: as computed, or for a report saved before judged@k existed,
+        counted from the saved top documents (exact when k <= settings["top_k"]); else None."""
+        name = f"judged@{k}"
+        scored = self.scored()
+        if scored and all(name in r.metrics for r in scored):
+            return frozen({r.query_id: r.metrics[name] for r in scored})
+        if not scored or k > int(self.settings.get("top_k", 0) or 0):
+            return None
+        # The saved top documents carry grade None exactly when unjudged.
+        return frozen({r.query_id: (sum(d.grade is not None for d in r.top_k[:k]) / len(r.top_k[:k]))
+                       if r.top_k else 0.0 for r in scored})
 
     def to_dict(self) -> dict[str, Any]:
         """The `--json` shape: metrics, ci95, per_type, per_query, counts, abstention, settings, questions."""

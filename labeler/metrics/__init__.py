@@ -9,7 +9,9 @@
 Shapes: qrels `{query_id: {doc_id: grade}}`, run `{query_id: {doc_id: score}}`. Questions
 evaluated = those with at least one judgment in the qrels; one missing from the run scores 0
 (trec_eval -c). Run queries without judgments are ignored. One file per metric holds its
-formula and edge cases.
+formula and edge cases. Coverage: `judged@k` (share of the top k with any judgment, ir_measures'
+Judged@k) and `ndcg_condensed@k` (nDCG@k with unjudged documents removed first, trec_eval -J);
+`standard_measures` reports judged@k at every cutoff.
 """
 from __future__ import annotations
 
@@ -18,15 +20,16 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from labeler.metrics.measures import (
-    DEFAULT_CUTOFFS, MAP, MRR, RR, Hit, Measure, P, Precision, Recall, RPrec, nDCG, parse_measure, parse_measures,
-    standard_measures,
+    COVERAGE, DEFAULT_CUTOFFS, MAP, MRR, RR, Hit, Judged, Measure, P, Precision, Recall, RPrec, coverage_measure, nDCG,
+    nDCGCondensed, parse_measure, parse_measures, standard_measures, with_coverage,
 )
 from labeler.metrics.rankings import JudgedRankings, Qrels, Run, judge_run, trec_ranked
 
 __all__ = [
-    "DEFAULT_CUTOFFS", "MAP", "MRR", "RR", "Hit", "Measure", "P", "Precision", "Recall", "RPrec", "nDCG",
-    "JudgedRankings", "Qrels", "Run", "judge_run", "trec_ranked", "parse_measure",
-    "parse_measures", "standard_measures", "compute", "calc_per_query", "calc_aggregate",
+    "COVERAGE", "DEFAULT_CUTOFFS", "MAP", "MRR", "RR", "Hit", "Judged", "Measure", "P", "Precision", "Recall",
+    "RPrec", "nDCG", "nDCGCondensed", "JudgedRankings", "Qrels", "Run", "judge_run", "trec_ranked", "parse_measure",
+    "parse_measures", "standard_measures", "with_coverage", "coverage_measure", "compute", "calc_per_query",
+    "calc_aggregate",
 ]
 
 

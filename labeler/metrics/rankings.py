@@ -43,7 +43,9 @@ class JudgedRankings:
 
     `grades[i, j]` is the qrels grade of the document ranked j+1 for query i: 0 when that
     document is unjudged or the run is shorter than j+1 (padding); negative grades are kept
-    (they count as not relevant and give no gain, as in trec_eval). `ideal_grades[i]` holds the
+    (they count as not relevant and give no gain, as in trec_eval). `judged[i, j]` says whether
+    that document has a judgment at all (any grade, 0 and negative included), which tells an
+    unjudged document from a grade-0 one (both have grade 0 in `grades`). `ideal_grades[i]` holds the
     query's judged grades > 0, sorted descending, 0-padded. `doc_order[i, j]` is the position,
     in the query's run dict (insertion order), of the document ranked j+1 (-1 on padding), and
     `ranked_scores[i, j]` its score (-inf on padding).
@@ -56,6 +58,7 @@ class JudgedRankings:
     ideal_grades: np.ndarray
     doc_order: np.ndarray
     ranked_scores: np.ndarray
+    judged: np.ndarray
     min_grade: int = 1
 
     @property
@@ -72,6 +75,11 @@ class JudgedRankings:
     def relevant_so_far(self) -> np.ndarray:
         """Relevant documents at ranks 1..j+1 (cumulative count, int matrix)."""
         return np.cumsum(self.relevant, axis=1, dtype=np.int64)
+
+    @cached_property
+    def judged_so_far(self) -> np.ndarray:
+        """Judged documents (any grade) at ranks 1..j+1 (cumulative count, int matrix)."""
+        return np.cumsum(self.judged, axis=1, dtype=np.int64)
 
     @cached_property
     def first_relevant_rank(self) -> np.ndarray:
@@ -118,6 +126,7 @@ def judge_run(qrels: Qrels, run: Run, query_ids: Sequence[str] | None = None, *,
     n = len(query_ids)
     scores: list[float] = []
     grades: list[int] = []
+    has_judgment: list[bool] = []
     judged: list[int] = []
     num_ret = np.empty(n, dtype=np.int64)
     num_judged = np.empty(n, dtype=np.int64)
@@ -128,6 +137,7 @@ def judge_run(qrels: Qrels, run: Run, query_ids: Sequence[str] | None = None, *,
         judgments = qrels.get(query_id, nothing)
         scores.extend(ranking.values())
         grades.extend(map(judgments.get, ranking, repeat(0)))
+        has_judgment.extend(map(judgments.__contains__, ranking))
         judged.extend(judgments.values())
         num_ret[i] = len(ranking)
         num_judged[i] = len(judgments)
@@ -160,6 +170,7 @@ def judge_run(qrels: Qrels, run: Run, query_ids: Sequence[str] | None = None, *,
     if grade_flat.dtype.kind not in "iuf":
         grade_flat = grade_flat.astype(np.float64)
     grade_mat = layout.matrix(grade_flat, 0)
+    judged_mat = layout.matrix(np.asarray(has_judgment, dtype=bool), False)
 
     judged_flat = np.asarray(judged, dtype=np.float64)
     query_of_judged = np.repeat(np.arange(n), num_judged)
@@ -178,6 +189,7 @@ def judge_run(qrels: Qrels, run: Run, query_ids: Sequence[str] | None = None, *,
         ideal_grades=ideal,
         doc_order=np.where(in_run, order, -1),
         ranked_scores=ranked_scores,
+        judged=np.take_along_axis(judged_mat, order, axis=1),
         min_grade=min_grade,
     )
 

@@ -1,0 +1,128 @@
+"""Stale labels in the app: the Re-check queue (old and new text side by side, confirm or regrade),
+the counts the Golden set page shows, and the corpus versions the Corpus page lists.
+
+A judgment is stale when its document was edited or deleted since it was given (storage.versions).
+Confirming says "my grade still holds for the text as it is now": the grade is kept and becomes
+current. Regrading is an ordinary grade (app.label.grade) against the current text.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.access import Actor, Can
+from labeler.corpus import Corpus, Document
+from labeler.corpus_versions import DELETED, word_diff
+from labeler.errors import InputError
+from labeler.text import inert
+from storage import Store
+from storage.versions import StaleJudgment
+
+RECHECK_PAGE = 10  # items shown at once: each carries two texts
+
+
+@dataclass(frozen=True)
+class RecheckItem:
+    """One of my stale judgments, ready to render."""
+
+    query_id: str
+    question: str
+    doc_id: str
+    grade: int
+    reason: str  # "edited" or "deleted"
+    old_markup: str  # the text I judged, with what has gone marked
+    new_markup: str  # the text now, with what is new marked ("" when deleted)
+    old_known: bool  # False when the judged text was not kept (given before versions)
+
+    @property
+    def heading(self) -> str:
+        """`q-0003 · leave-004 · your grade 3 · edited since you judged it`."""
+        why = "edited since you judged it" if self.reason != DELETED else "deleted from the corpus"
+        return f"{self.query_id} · {self.doc_id} · your grade {self.grade} · {why}"
+
+
+def diff_markup(old: str, new: str) -> tuple[str, str]:
+    """(old, new) as inert markdown: words only in old struck through in red, only in new in green."""
+    left, right = [], []
+    for op, text in word_diff(old, new):
+        shown = inert(text)
+        if op == "=":
+            left.append(shown)
+            right.append(shown)
+        elif op == "-" and text.strip():
+            left.append(f":red-background[~~{shown.strip()}~~]" + (" " if text.endswith(" ") else ""))
+        elif op == "+" and text.strip():
+            right.append(f":green-background[{shown.strip()}]" + (" " if text.endswith(" ") else ""))
+    return "".join(left), "".join(right)
+
+
+def _render(doc: Document | None) -> str:
+    if doc is None:
+        return ""
+    meta = "; ".join(f"{k}: {v}" for k, v in sorted(doc.metadata.items()))
+    return "\n".join(part for part in (doc.title, doc.text, meta) if part)
+
+
+def recheck_items(store: Store, corpus: Corpus, annotator: str, stale: Sequence[StaleJudgment],
+                  limit: int = RECHECK_PAGE) -> list[RecheckItem]:
+    """My first `limit` stale judgments with the old and the current text, diffed word by word."""
+    items = []
+    texts = {q.query_id: q.question for q in store.question_index()} if stale else {}
+    for sj in [s for s in stale if s.annotator == annotator][:limit]:
+        old = store.judged_content(sj.given_hash)
+        now = corpus.get(sj.doc_id)
+        old_text, new_text = _render(old), _render(now)
+        if old is None:
+            old_markup, new_markup = "", inert(new_text)
+        else:
+            old_markup, new_markup = diff_markup(old_text, new_text)
+        items.append(RecheckItem(sj.query_id, texts.get(sj.query_id, ""), sj.doc_id, sj.grade, sj.reason,
+                                 old_markup, new_markup if now is not None else "", old is not None))
+    return items
+
+
+def confirm(store: Store, actor: Actor, corpus: Corpus, query_id: str, doc_id: str) -> str:
+    """My grade still holds for the document as it is now: it becomes current. The message to show."""
+    actor.require(Can.GRADE)
+    doc = corpus.get(doc_id)
+    if doc is None:
+        raise InputError(f"{doc_id} is not in the open corpus, so there is no current text to confirm against",
+                         hint="remove your grade, or open the corpus that has it.")
+    store.confirm_judgment(query_id, doc_id, annotator=actor.name, doc=doc)
+    return f"Confirmed: your grade of {doc_id} on {query_id} holds for its current text."
+
+
+def remove(store: Store, actor: Actor, query_id: str, doc_id: str) -> str:
+    """Remove my grade of a document that is gone (the old grade stays in the history)."""
+    actor.require(Can.GRADE)
+    store.clear_judgment(query_id, doc_id, annotator=actor.name)
+    return f"Removed your grade of {doc_id} on {query_id} (kept in its history)."
+
+
+def stale_line(stale: Sequence[StaleJudgment], version: int | None) -> str:
+    """The Golden set page's line: how many judgments are stale and why ("" when none)."""
+    if not stale:
+        return ""
+    deleted = sum(1 for s in stale if s.reason == DELETED)
+    questions = len({s.query_id for s in stale})
+    against = f" against corpus version {version}" if version else ""
+    return (f"{len(stale)} judgments on {questions} questions are stale{against}: {len(stale) - deleted} documents "
+            f"edited since judged, {deleted} missing from the corpus. Re-check them on the Label page; "
+            "evaluations count them (and can leave them out).")
+
+
+def version_rows(store: Store) -> list[dict[str, Any]]:
+    """The Corpus page's history: one row per recorded version, newest first."""
+    return [{"version": v.version, "recorded": v.created_at, "by": v.created_by, "documents": v.n_docs,
+             "added": len(v.diff.added), "deleted": len(v.diff.deleted), "edited": len(v.diff.edited),
+             "note": v.note, "path": v.corpus_path or "", "fingerprint": v.fingerprint[:19]}
+            for v in store.corpus_versions()]
+
+
+def version_diff(store: Store, version: int) -> dict[str, tuple[str, ...]]:
+    """The documents one version added, deleted and edited."""
+    found = next((v for v in store.corpus_versions() if v.version == version), None)
+    if found is None:
+        raise InputError(f"no corpus version {version}", hint="pick one from the history.")
+    return {"added": found.diff.added, "deleted": found.diff.deleted, "edited": found.diff.edited}

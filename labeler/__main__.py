@@ -1,0 +1,4 @@
+"""`python -m labeler`: the same CLI as the `labeler` command."""
+from labeler.cli import main
+
+main()

@@ -1,0 +1,148 @@
+"""What changed between two contents of a corpus, which labels that makes stale, and a word diff.
+
+A corpus version is the set of (doc id, content hash) (`Document.content_hash`). A judgment
+remembers the hash of the document it was given against; it is *stale* when that document was
+edited since (another hash) or deleted (gone). Pure functions: storage keeps the versions, the
+app and the CLI show what these compute.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from labeler.corpus import Corpus
+from labeler.golden import GoldenSet
+
+DOC_HASHES_FIELD = "doc_hashes"  # golden JSONL v1, optional: {doc_id: "sha256:..."} per question
+EDITED, DELETED = "edited", "deleted"
+
+
+@dataclass(frozen=True)
+class CorpusDiff:
+    """Documents added, deleted and edited (same id, another content hash), each sorted."""
+
+    added: tuple[str, ...] = ()
+    deleted: tuple[str, ...] = ()
+    edited: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.deleted or self.edited)
+
+    @property
+    def text(self) -> str:
+        """`+3 added, −1 deleted, ~2 edited` (or `no change`)."""
+        if not self:
+            return "no change"
+        return f"+{len(self.added)} added, −{len(self.deleted)} deleted, ~{len(self.edited)} edited"
+
+    def as_json(self) -> dict[str, list[str]]:
+        """The stored shape."""
+        return {"added": list(self.added), "deleted": list(self.deleted), "edited": list(self.edited)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, list[str]]) -> "CorpusDiff":
+        """The diff of a stored version."""
+        return cls(tuple(data.get("added", ())), tuple(data.get("deleted", ())), tuple(data.get("edited", ())))
+
+
+def diff_hashes(old: Mapping[str, str], new: Mapping[str, str]) -> CorpusDiff:
+    """How `new` (doc_id -> content hash) differs from `old`."""
+    return CorpusDiff(tuple(sorted(new.keys() - old.keys())), tuple(sorted(old.keys() - new.keys())),
+                      tuple(sorted(d for d in new.keys() & old.keys() if new[d] != old[d])))
+
+
+def staleness(given: str | None, current: str | None) -> str | None:
+    """Why a judgment given against hash `given` is stale now (`current`: None when the document
+    is gone): "edited", "deleted", or None while it is current (or was given with no hash known)."""
+    if current is None:
+        return DELETED
+    if given is not None and given != current:
+        return EDITED
+    return None
+
+
+@dataclass(frozen=True)
+class GoldenStaleness:
+    """A golden set's judged documents checked against a corpus: per question, the documents
+    that are missing from it, and those whose content differs from the hash the file carries."""
+
+    missing: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    edited: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    n_judged: int = 0
+    n_hashed: int = 0  # judged documents whose hash the file carries (the others cannot be checked for edits)
+
+    @property
+    def n_missing(self) -> int:
+        """Judged documents the corpus lacks."""
+        return sum(len(v) for v in self.missing.values())
+
+    @property
+    def n_edited(self) -> int:
+        """Judged documents whose content changed since they were judged."""
+        return sum(len(v) for v in self.edited.values())
+
+    @property
+    def n_stale(self) -> int:
+        """Judgments that no longer describe the corpus: missing plus edited."""
+        return self.n_missing + self.n_edited
+
+    def pairs(self) -> set[tuple[str, str]]:
+        """Every stale (query_id, doc_id)."""
+        return {(q, d) for part in (self.missing, self.edited) for q, docs in part.items() for d in docs}
+
+    @property
+    def text(self) -> str:
+        """One line: how many judgments are stale against this corpus, and why."""
+        if not self.n_judged:
+            return "no judged documents"
+        unchecked = self.n_judged - self.n_hashed
+        tail = f"; {unchecked} carry no content hash, so edits to them cannot be seen" if unchecked else ""
+        return (f"{self.n_stale} of {self.n_judged} judgments stale: {self.n_missing} documents missing from the "
+                f"corpus, {self.n_edited} edited since judged{tail}")
+
+
+def golden_staleness(golden: GoldenSet, corpus: Corpus) -> GoldenStaleness:
+    """Check every judged document of `golden` against `corpus` (content hashes from the file's
+    optional `doc_hashes` field)."""
+    missing: dict[str, tuple[str, ...]] = {}
+    edited: dict[str, tuple[str, ...]] = {}
+    n_judged = n_hashed = 0
+    for q in golden.queries:
+        hashes = q.extra.get(DOC_HASHES_FIELD)
+        hashes = hashes if isinstance(hashes, Mapping) else {}
+        gone, changed = [], []
+        for doc_id in sorted(q.relevance):
+            n_judged += 1
+            doc = corpus.get(doc_id)
+            given = hashes.get(doc_id) if isinstance(hashes.get(doc_id), str) else None
+            n_hashed += given is not None
+            why = staleness(given, doc.content_hash if doc is not None else None)
+            if why == DELETED:
+                gone.append(doc_id)
+            elif why == EDITED:
+                changed.append(doc_id)
+        if gone:
+            missing[q.query_id] = tuple(gone)
+        if changed:
+            edited[q.query_id] = tuple(changed)
+    return GoldenStaleness(missing, edited, n_judged, n_hashed)
+
+
+_WORD = re.compile(r"\s+|[^\s]+")
+
+
+def word_diff(old: str, new: str) -> list[tuple[str, str]]:
+    """The two texts as (op, text) runs, word by word: op "=" same, "-" only in old, "+" only in new."""
+    a, b = _WORD.findall(old), _WORD.findall(new)
+    out: list[tuple[str, str]] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            out.append(("=", "".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            out.append(("-", "".join(a[i1:i2])))
+        if j2 > j1:
+            out.append(("+", "".join(b[j1:j2])))
+    return out

@@ -1,0 +1,173 @@
+"""Labels that stay true when the corpus changes: versions with diffs, stale judgments, the
+Re-check queue, evaluations that count (or drop, or refuse) stale labels, runs that know their
+corpus. Real SQLite files, the real sample corpus (edited copies of it), real BM25."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from app import compare as cmp
+from app import golden_set as gs
+from app import recheck as rc
+from app.access import local_actor
+from app.evaluate import run_evaluation
+from labeler.config import RunConfig
+from labeler.corpus import load_corpus
+from labeler.golden import parse_golden_jsonl, serialize_golden_jsonl
+from labeler.paths import SAMPLE_CORPUS
+from labeler.retrieval import open_retriever
+from storage import open_store
+
+ASHA = local_actor("asha")
+BM25 = RunConfig(retriever="bm25")
+EDITED, DELETED = "leave-001", "leave-002"  # both graded 3 by asha below
+
+
+def write_corpus(path, edit: str | None = None, delete: str | None = None, add: dict | None = None):
+    """A copy of the sample corpus with one document's text edited, one deleted, one added."""
+    lines = []
+    for line in (SAMPLE_CORPUS / "corpus.jsonl").read_text(encoding="utf-8").splitlines():
+        doc = json.loads(line)
+        if doc["_id"] == delete:
+            continue
+        if doc["_id"] == edit:
+            doc["text"] = doc["text"].replace("25 days", "30 days")
+        lines.append(json.dumps(doc, ensure_ascii=False))
+    if add:
+        lines.append(json.dumps(add, ensure_ascii=False))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return load_corpus(path)
+
+
+@pytest.fixture
+def graded(tmp_path):
+    """asha's grades on two questions against version 1 of a copy of the sample corpus."""
+    corpus_file = tmp_path / "corpus.jsonl"
+    corpus = write_corpus(corpus_file)
+    store = open_store(tmp_path / "labeler.db")
+    store.ensure_collection(corpus_path=str(corpus_file), corpus=corpus)
+    q1 = store.add_question("How many vacation days do I get?", author="asha").query_id
+    q2 = store.add_question("Can I carry vacation days over?", author="asha").query_id
+    for qid in (q1, q2):
+        for doc_id, grade in ((EDITED, 3), (DELETED, 3), ("leave-003", 0)):
+            store.set_judgment(qid, doc_id, grade, annotator="asha", doc=corpus.get(doc_id))
+    yield store, corpus_file, corpus, (q1, q2)
+    store.close()
+
+
+def test_edit_and_delete_make_grades_stale_and_recheck_clears_them(graded):
+    store, corpus_file, v1, (q1, q2) = graded
+    assert store.stale_judgments() == [] and [v.version for v in store.corpus_versions()] == [1]
+    v2 = write_corpus(corpus_file, edit=EDITED, delete=DELETED)
+    store.ensure_collection(corpus_path=str(corpus_file), corpus=v2)  # reopening the changed corpus
+    [latest, first] = store.corpus_versions()
+    assert (latest.version, latest.diff.edited, latest.diff.deleted, latest.diff.added) == (2, (EDITED,), (DELETED,), ())
+    assert latest.note == "changed since version 1: +0 added, −1 deleted, ~1 edited"
+    stale = store.stale_judgments()
+    assert {(s.query_id, s.doc_id, s.reason, s.grade) for s in stale} == {
+        (q, d, why, 3) for q in (q1, q2) for d, why in ((EDITED, "edited"), (DELETED, "deleted"))}
+    # The Re-check queue shows the old and the new text, the edit marked word by word.
+    items = rc.recheck_items(store, v2, "asha", stale)
+    edited = next(i for i in items if i.doc_id == EDITED and i.query_id == q1)
+    assert ":red-background[~~25~~]" in edited.old_markup and ":green-background[30]" in edited.new_markup
+    assert next(i for i in items if i.doc_id == DELETED).new_markup == ""
+    # Confirming one clears it; regrading another clears it too; a deleted one can be removed.
+    rc.confirm(store, ASHA, v2, q1, EDITED)
+    assert (q1, EDITED) not in {(s.query_id, s.doc_id) for s in store.stale_judgments()}
+    assert store.judgments(query_id=q1, annotator="asha")[0].grade == 3  # the grade is kept
+    assert [e.change for e in store.grade_history(q1) if e.doc_id == EDITED] == ["confirmed", ""]
+    rc.remove(store, ASHA, q1, DELETED)
+    assert len(store.stale_judgments()) == 2  # q2's two remain
+    # The Golden set page counts them; an evaluation reports the remaining stale count.
+    assert "2 judgments on 1 questions are stale against corpus version 2" in gs.overview(store).stale
+    retriever = open_retriever(corpus_file, BM25)
+    record = run_evaluation(store, ASHA, retriever, BM25, corpus_path=str(corpus_file))
+    stale_info = record.summary["settings"]["stale"]
+    assert (stale_info["n_stale"], stale_info["n_missing"], stale_info["n_edited"]) == (2, 1, 1)
+    assert stale_info["missing"] == {q2: [DELETED]} and record.corpus_version == 2
+    excluded = run_evaluation(store, ASHA, retriever, BM25, stale="exclude", corpus_path=str(corpus_file))
+    assert excluded.summary["settings"]["stale"]["policy"] == "exclude"
+    assert excluded.per_query[q2]["ndcg@10"] != record.per_query[q2]["ndcg@10"]  # scored without the stale grades
+
+
+def test_a_version_is_recorded_only_when_the_content_changes(graded):
+    store, corpus_file, v1, _ = graded
+    store.ensure_collection(corpus_path=str(corpus_file), corpus=load_corpus(corpus_file))  # same content
+    assert len(store.corpus_versions()) == 1
+    added = write_corpus(corpus_file, add={"_id": "new-1", "title": "New", "text": "A new policy."})
+    store.ensure_collection(corpus_path=str(corpus_file), corpus=added)
+    assert store.corpus_versions()[0].diff.added == ("new-1",) and store.stale_judgments() == []
+
+
+def test_golden_file_carries_hashes_and_eval_detects_stale_labels_from_the_file_alone(graded, tmp_path):
+    store, corpus_file, v1, (q1, _) = graded
+    golden = store.export_golden()
+    assert golden.get(q1).extra["doc_hashes"][EDITED] == v1.get(EDITED).content_hash
+    text = serialize_golden_jsonl(golden)
+    assert serialize_golden_jsonl(parse_golden_jsonl(text)) == text
+    golden_file = tmp_path / "golden.jsonl"
+    golden_file.write_text(text, encoding="utf-8")
+    other = tmp_path / "v2.jsonl"
+    write_corpus(other, edit=EDITED, delete=DELETED)
+
+    def labeler(*args):
+        return subprocess.run([sys.executable, "-m", "labeler", *args], capture_output=True, text=True, timeout=300)
+
+    base = ["eval", str(other), str(golden_file), "--retriever", "bm25"]
+    included = labeler(*base, "--json")
+    assert included.returncode == 0, included.stderr
+    assert "warning: 4 of 6 judgments stale (2 documents missing from the corpus in 2 questions, 2 edited" \
+        in included.stderr
+    assert json.loads(included.stdout)["settings"]["stale"]["n_stale"] == 4
+    refused = labeler(*base, "--stale", "fail")
+    assert refused.returncode == 1 and "scoring refused (--stale fail)" in refused.stderr
+    assert "Traceback" not in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    clean = labeler("eval", str(corpus_file), str(golden_file), "--retriever", "bm25", "--stale", "fail")
+    assert clean.returncode == 0, clean.stderr
+
+
+def test_import_without_hashes_hashes_against_the_corpus_given(tmp_path):
+    corpus = load_corpus(SAMPLE_CORPUS)
+    with open_store(tmp_path / "labeler.db") as store:
+        from labeler.transfer import import_golden_set, read_for_import
+
+        import_golden_set(store, read_for_import(SAMPLE_CORPUS / "golden.jsonl", corpus=corpus), corpus=corpus,
+                          corpus_path=str(SAMPLE_CORPUS))
+        q = store.export_golden().queries[0]
+        assert q.extra["doc_hashes"] == {d: corpus.get(d).content_hash for d in q.relevance}
+        assert store.corpus_versions()[0].version == 1 and store.stale_judgments() == []
+
+
+def test_another_corpus_under_the_golden_set_says_what_is_missing_and_runs_know_their_corpus(graded, tmp_path):
+    store, corpus_file, v1, (q1, q2) = graded
+    retriever = open_retriever(corpus_file, BM25)
+    first = run_evaluation(store, ASHA, retriever, BM25, corpus_path=str(corpus_file))
+    other_file = tmp_path / "other.jsonl"
+    other_file.write_text(json.dumps({"_id": "x-1", "title": "Other", "text": "Unrelated text about ships."}) + "\n")
+    other = load_corpus(other_file)
+    store.ensure_collection(corpus_path=str(other_file), corpus=other)
+    assert "6 judgments on 2 questions are stale against corpus version 2: 0 documents edited since judged, " \
+           "6 missing from the corpus" in gs.overview(store).stale
+    second = run_evaluation(store, ASHA, open_retriever(other_file, BM25), BM25, corpus_path=str(other_file))
+    assert second.summary["settings"]["stale"]["n_missing"] == 6  # every judged document, graded 3 or 0
+    runs = store.list_runs()
+    assert [r.corpus_version for r in runs] == [2, 1] and runs[0].corpus_path == str(other_file)
+    assert "v2 of " + str(other_file) in runs[0].corpus_line
+    note = cmp.compare_runs(store, first.run_id, second.run_id, ["ndcg@10"]).corpus_note
+    assert note.startswith("The corpora differ: these runs searched different corpora")
+
+
+def test_grades_from_before_versions_are_hashed_against_the_first_version_and_it_says_so(tmp_path):
+    corpus = load_corpus(SAMPLE_CORPUS)
+    with open_store(tmp_path / "labeler.db") as store:
+        qid = store.add_question("How many vacation days?").query_id
+        store.set_judgment(qid, EDITED, 2, annotator="asha")  # no document at hand: no hash (as before v8)
+        assert store.judgments()[0].doc_hash is None
+        store.ensure_collection(corpus_path=str(SAMPLE_CORPUS), corpus=corpus)
+        assert store.judgments()[0].doc_hash == corpus.get(EDITED).content_hash
+        assert store.corpus_versions()[0].note == ("first version recorded; 1 judgments given before content "
+                                                   "hashes were kept were hashed against this version")
