@@ -2,6 +2,7 @@
 golden set is written against it), else `$LABELER_CORPUS`, else the bundled sample corpus."""
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,26 @@ def active_corpus(store: Store) -> ActiveCorpus:
                             "opened the default corpus instead. Hint: open the right corpus on the Corpus page.",
                             coll)
     return ActiveCorpus(default_corpus_path(), collection=coll)
+
+
+def corpus_signature(path: str | Path) -> str:
+    """What changes when the corpus on disk changes (sizes and modification times of its files):
+    part of the key the app caches a corpus under, so an edited corpus is read again (and its new
+    version recorded) on the next rerun, not at the next restart."""
+    p = Path(path)
+    try:
+        if not p.is_dir():
+            st = p.stat()
+            return f"{st.st_mtime_ns}:{st.st_size}"
+        parts = []
+        for root, dirs, files in os.walk(p):
+            dirs.sort()
+            for name in sorted(files):
+                st = os.stat(os.path.join(root, name))
+                parts.append(f"{os.path.relpath(os.path.join(root, name), p)}:{st.st_mtime_ns}:{st.st_size}")
+        return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+    except OSError:
+        return "unreadable"  # loading it says why
 
 
 def is_sample_corpus(path: str | Path) -> bool:

@@ -98,9 +98,10 @@ _SERIALIZE = {"jsonl": lambda g: serialize_golden_jsonl(g).encode("utf-8"),
 
 
 def golden_to_export(store: GoldenStore, *, collection: str = DEFAULT_COLLECTION,
-                     complete_only: bool = False) -> GoldenSet:
-    """The collection's consensus golden set; an InputError when it has no question."""
-    golden = store.export_golden(collection=collection, complete_only=complete_only)
+                     complete_only: bool = False, mark_stale: bool = False) -> GoldenSet:
+    """The collection's consensus golden set (mark_stale: with each question's stale documents);
+    an InputError when it has no question."""
+    golden = store.export_golden(collection=collection, complete_only=complete_only, mark_stale=mark_stale)
     if not golden.queries:
         raise InputError(f"collection {collection!r} has no questions to export",
                          hint="add questions in the app or `labeler import` a golden file first.")

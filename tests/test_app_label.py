@@ -247,3 +247,32 @@ def test_label_unanswerable_is_each_annotators_own_mark(app_home):
     assert at.button(key="unanswerable").label == "Unmark unanswerable" and at.button(key="cand-0-g2").disabled
     at.button(key="unanswerable").click().run()
     assert store.question_status("q-0001").voters == ()
+
+
+def test_label_recheck_queue_after_the_corpus_changes(app_home, tmp_path, monkeypatch):
+    import json
+
+    import views._loaders as loaders
+
+    corpus_file = tmp_path / "handbook.jsonl"
+    corpus_file.write_text((SAMPLE_CORPUS / "corpus.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setenv("LABELER_CORPUS", str(corpus_file))
+    at = add_question(open_app(annotator="asha"))
+    doc = candidate_doc(at, 0)
+    at.button(key="cand-0-g3").click().run()
+    assert not [e for e in at.expander if "Re-check" in e.label]  # nothing changed yet
+    docs = [json.loads(line) for line in corpus_file.read_text(encoding="utf-8").splitlines()]
+    for d in docs:
+        if d["_id"] == doc:
+            d["text"] = "Rewritten: " + d["text"]
+    corpus_file.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+    loaders._signatures.clear()  # as if the 2 s between two looks at the disk had passed
+    at.run()
+    assert not at.exception, at.exception
+    [queue] = [e for e in at.expander if "Re-check" in e.label]
+    assert queue.label == "Re-check: 1 of your grades rest on text that changed"
+    assert any(":green-background[Rewritten&#58;]" in m.value for m in at.markdown)  # ":" made inert
+    assert open_store().corpus_versions()[0].diff.edited == (doc,)
+    at.button(key="recheck-0-confirm").click().run()
+    assert not at.exception and open_store().stale_judgments() == []
+    assert any(f"Confirmed: your grade of {doc}" in m for m in texts(at.success)), (texts(at.success), texts(at.error), [e.label for e in at.expander])

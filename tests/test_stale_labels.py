@@ -171,3 +171,18 @@ def test_grades_from_before_versions_are_hashed_against_the_first_version_and_it
         assert store.judgments()[0].doc_hash == corpus.get(EDITED).content_hash
         assert store.corpus_versions()[0].note == ("first version recorded; 1 judgments given before content "
                                                    "hashes were kept were hashed against this version")
+
+
+def test_cli_export_marks_stale_documents(graded, tmp_path):
+    from click.testing import CliRunner
+
+    from labeler.cli import cli
+    from labeler.golden import read_golden
+
+    store, corpus_file, _, (q1, q2) = graded
+    store.ensure_collection(corpus_path=str(corpus_file), corpus=write_corpus(corpus_file, edit=EDITED))
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(cli, ["export", str(out), "--mark-stale", "--db", str(tmp_path / "labeler.db")])
+    assert result.exit_code == 0, result.output
+    assert "2 judged documents are stale" in result.output
+    assert {q.query_id: q.extra["stale_docs"] for q in read_golden(out).queries} == {q1: [EDITED], q2: [EDITED]}

@@ -33,15 +33,28 @@ def store():
 
 
 @st.cache_resource(show_spinner="Loading the corpus…", max_entries=4)
-def _corpus(path: str):
+def _corpus(path: str, signature: str):
     from app.corpus_files import load_corpus_within_limits
 
     return load_corpus_within_limits(path)
 
 
+SIGNATURE_EVERY = 2.0  # seconds: a corpus folder is walked at most this often per process
+_signatures: dict[str, tuple[float, str]] = {}
+
+
+def signature(path: str) -> str:
+    """The corpus's on-disk signature (app.workspace.corpus_signature), looked at every 2 s at most."""
+    now = time.monotonic()
+    seen = _signatures.get(path)
+    if seen is None or now - seen[0] > SIGNATURE_EVERY:
+        seen = _signatures[path] = (now, ws.corpus_signature(path))
+    return seen[1]
+
+
 def corpus(path: str):
-    """The corpus at `path`, loaded once per process."""
-    return guard(_corpus, path)
+    """The corpus at `path`, loaded once per process, and again when its files change on disk."""
+    return guard(_corpus, path, signature(path))
 
 
 def time_left(done: int, total: int, elapsed: float) -> str:
@@ -54,7 +67,7 @@ def time_left(done: int, total: int, elapsed: float) -> str:
 
 @st.cache_resource(show_spinner="Building or loading the index (the first start embeds every document)…",
                    max_entries=4)
-def _retriever(path: str, build_json: str):
+def _retriever(path: str, build_json: str, signature: str):
     from labeler.config import BuildConfig
     from labeler.retrieval import open_retriever
 
@@ -68,36 +81,36 @@ def _retriever(path: str, build_json: str):
         bar.progress(min(done / total, 1.0) if total else 1.0,
                      text=f"{stage}: {done:,} / {total:,}{time_left(done, total, time.monotonic() - t0)}")
 
-    built = open_retriever(_corpus(path), BuildConfig.from_json(build_json), progress=progress)
+    built = open_retriever(_corpus(path, signature), BuildConfig.from_json(build_json), progress=progress)
     bar.empty()
     return built
 
 
 def retriever(path: str, config: RunConfig = LABEL_CONFIG):
     """The Retriever for the corpus and the config's build part: built once per process."""
-    return guard(_retriever, path, config.build().to_json())
+    return guard(_retriever, path, config.build().to_json(), signature(path))
 
 
 @st.cache_resource(show_spinner=False, max_entries=1024)
-def _pooled(path: str, build_json: str, question: str):
+def _pooled(path: str, build_json: str, question: str, signature: str):
     from labeler.candidates import pool_candidates
 
-    return tuple(pool_candidates(_retriever(path, build_json), question))
+    return tuple(pool_candidates(_retriever(path, build_json, signature), question))
 
 
 def pooled(path: str, question: str, config: RunConfig = LABEL_CONFIG):
     """Dense + BM25 candidates for a question, cached: a grade click never searches again."""
-    return guard(_pooled, path, config.build().to_json(), question)
+    return guard(_pooled, path, config.build().to_json(), question, signature(path))
 
 
 @st.cache_resource(show_spinner=False, max_entries=256)
-def _search(path: str, query: str, question: str):
-    return tuple(search_results(_corpus(path), query, question))
+def _search(path: str, query: str, question: str, signature: str):
+    return tuple(search_results(_corpus(path, signature), query, question))
 
 
 def keyword_hits(path: str, query: str, question: str):
     """Keyword/id search results, cached per (corpus, query, question)."""
-    return guard(_search, path, query, question)
+    return guard(_search, path, query, question, signature(path))
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

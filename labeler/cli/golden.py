@@ -74,8 +74,11 @@ def import_command(golden: Path, corpus: Path | None, collection: str, db_url: s
               help="Collection to export.")
 @click.option("--db", "db_url", default=None, help=DB_HELP)
 @click.option("--complete-only", is_flag=True, help="Only questions with a relevant document or marked unanswerable.")
+@click.option("--mark-stale", is_flag=True,
+              help="List each question's stale documents (edited or deleted since judged) as `stale_docs` (jsonl).")
 @handle_errors
-def export_command(out: Path, fmt: str, collection: str, db_url: str | None, complete_only: bool) -> None:
+def export_command(out: Path, fmt: str, collection: str, db_url: str | None, complete_only: bool,
+                   mark_stale: bool) -> None:
     """Export a collection's consensus golden set to OUT."""
     from labeler.transfer import export_to, golden_to_export
     from storage import normalize_db_url, open_store
@@ -86,13 +89,15 @@ def export_command(out: Path, fmt: str, collection: str, db_url: str | None, com
                          hint="import a golden set or label in the app first, or pass --db.")
     store = open_store(url)
     try:
-        golden = golden_to_export(store, collection=collection, complete_only=complete_only)
+        golden = golden_to_export(store, collection=collection, complete_only=complete_only, mark_stale=mark_stale)
     finally:
         store.close()
     export_to(golden, fmt, out)
     pairs = sum(len(q.relevance) for q in golden.queries)
     click.echo(f"Exported {len(golden.queries)} questions ({pairs} judged pairs) from collection "
                f"{collection!r} to {out} ({fmt}).")
+    if n_stale := sum(len(q.extra.get("stale_docs", ())) for q in golden.queries):
+        click.echo(f"Note: {n_stale} judged documents are stale (marked as stale_docs).", err=True)
     unjudged = sum(1 for q in golden.queries if not q.relevance)
     if fmt == "trec" and unjudged:
         click.echo(f"Note: {unjudged} question(s) without judged documents are not in the qrels "
