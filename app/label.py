@@ -91,6 +91,12 @@ def _view(corpus: Corpus, doc_id: str, badges: Sequence[str], terms: Sequence[st
                          {k: str(v) for k, v in doc.metadata.items()}, tuple(badges), grades.get(annotator), others)
 
 
+def building_note(progress: str) -> str:
+    """What the Label page says while the dense index of a big corpus is being built."""
+    return (f"The dense index is still being built ({progress}). The candidates below come from BM25 only; "
+            "dense candidates join them when it is ready — grades you give now are kept.")
+
+
 def candidate_views(corpus: Corpus, pooled: Sequence[Candidate], status: QuestionStatus, annotator: str, *,
                     shuffle: bool = False) -> list[CandidateView]:
     """Pooled candidates (optionally in a stable shuffled order), then documents judged on this

@@ -57,11 +57,14 @@ def pool(runs: Mapping[str, Sequence]) -> list[Candidate]:
 
 def pool_candidates(retriever: "Retriever", question: str, *, k_dense: int = 10, k_bm25: int = 10,
                     filters: Sequence[tuple[str, str]] = ()) -> list[Candidate]:
-    """Dense top-k and BM25 top-k for one question, deduplicated by document."""
+    """Dense top-k and BM25 top-k for one question, deduplicated by document (`k_dense=0`: BM25
+    only, as while the dense index is still being built)."""
     from labeler.config import SearchParams
 
-    dense = retriever.search(question, SearchParams(k=k_dense, mode="dense", filters=filters))
     lexical = retriever.search(question, SearchParams(k=k_bm25, mode="bm25", filters=filters))
+    if not k_dense:
+        return pool({"bm25": lexical})
+    dense = retriever.search(question, SearchParams(k=k_dense, mode="dense", filters=filters))
     return pool({"dense": dense, "bm25": lexical})
 
 

@@ -99,11 +99,3 @@ def test_corpus_browser_pages_through_every_document(app_home):
     assert len(at.dataframe[0].value) == 16
     at.text_input(key="browse_query").input("it-security-007").run()
     assert "1-1 of 1 matches · page 1 of 1" in texts(at.caption)  # a past-the-end page shows the last one
-
-
-def test_opening_progress_says_how_long_is_left():
-    from views._loaders import time_left
-
-    assert time_left(0, 100, 5) == "" and time_left(100, 100, 5) == ""
-    assert time_left(50, 100, 10.0) == " · about 10 s left"
-    assert time_left(10, 1460, 60.0) == " · about 145 min left"

@@ -19,7 +19,16 @@ from storage.records import QuestionSummary
 from views import _keyboard as kb
 from views._cards import candidate_card, keyboard_bar
 from views._common import Keys, act, guard, guarded, show_flash
-from views._loaders import keyword_hits, pooled
+from views._loaders import bm25_pooled, dense_status, keyword_hits, pooled
+
+DENSE_WAITED = "dense_waited"
+
+
+@st.fragment(run_every=2)
+def _dense_watch(path: str) -> None:
+    """While the dense index builds, look every 2 s; when it is ready, rerun the page with dense candidates."""
+    if dense_status(path, wait=False) is None:
+        st.rerun(scope="app")
 
 
 @st.fragment
@@ -49,7 +58,15 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
                       on_click=act, args=(lb.set_unanswerable, s, me, qid, mark), disabled=not me.can(Can.GRADE),
                       help="Your judgment: no document in the corpus answers this question. Others "
                            "judge it for themselves." if mark else "Withdraw your own mark.")
-    views = lb.candidate_views(corp, pooled(path, question.question), status, me.name, shuffle=shuffle)
+    building = dense_status(path, wait=not st.session_state.get(DENSE_WAITED))
+    st.session_state[DENSE_WAITED] = building is not None  # while it builds, later reruns never block on it
+    if building is None:
+        candidates = pooled(path, question.question)
+    else:  # a big corpus being embedded: label with BM25 now, dense candidates join when ready
+        candidates = bm25_pooled(path, question.question)
+        st.info(lb.building_note(building.text))
+        _dense_watch(path)
+    views = lb.candidate_views(corp, candidates, status, me.name, shuffle=shuffle)
     progress = lb.label_progress(index, views, guard(s.judged_by, me.name))
     options[2].progress(progress.share, text=progress.text)
 

@@ -13,6 +13,7 @@ import time
 
 import streamlit as st
 
+from app import background
 from app import workspace as ws
 from app.label import search_results
 from labeler.config import RunConfig
@@ -57,38 +58,76 @@ def corpus(path: str):
     return guard(_corpus, path, signature(path))
 
 
-def time_left(done: int, total: int, elapsed: float) -> str:
-    """" · about 2 min left", from the pace so far (nothing until there is a pace to go by)."""
-    if done <= 0 or done >= total or elapsed < 1:
-        return ""
-    left = elapsed / done * (total - done)
-    return f" · about {left:.0f} s left" if left < 90 else f" · about {left / 60:.0f} min left"
-
-
-@st.cache_resource(show_spinner="Building or loading the index (the first start embeds every document)…",
-                   max_entries=4)
-def _retriever(path: str, build_json: str, signature: str):
+def _start_build(path: str, build_json: str, signature: str):
+    """The background build of this corpus's retriever (app.background): one per process and key."""
     from labeler.config import BuildConfig
     from labeler.retrieval import open_retriever
 
+    return background.start(("retriever", path, build_json, signature),
+                            lambda progress: open_retriever(_corpus(path, signature), BuildConfig.from_json(build_json),
+                                                            progress=progress))
+
+
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _retriever(path: str, build_json: str, signature: str):
     # The bar is created inside the cached function: Streamlit replays a cached function's
     # elements on every hit, and can only replay blocks the function made itself.
+    build = _start_build(path, build_json, signature)
     bar = st.progress(0.0, text="Opening the corpus…")
-    started: dict[str, float] = {}
-
-    def progress(done: int, total: int, stage: str) -> None:
-        t0 = started.setdefault(stage, time.monotonic())
-        bar.progress(min(done / total, 1.0) if total else 1.0,
-                     text=f"{stage}: {done:,} / {total:,}{time_left(done, total, time.monotonic() - t0)}")
-
-    built = open_retriever(_corpus(path, signature), BuildConfig.from_json(build_json), progress=progress)
+    while not build.wait(0.25):
+        status = build.status()
+        bar.progress(min(status.done / status.total, 1.0) if status.total else 0.0, text=status.text)
     bar.empty()
+    built = build.result()
+    background.forget(("retriever", path, build_json, signature))  # cached here from now on
     return built
 
 
 def retriever(path: str, config: RunConfig = LABEL_CONFIG):
-    """The Retriever for the corpus and the config's build part: built once per process."""
+    """The Retriever for the corpus and the config's build part: built once per process (waits,
+    with a progress bar, while it is being built)."""
     return guard(_retriever, path, config.build().to_json(), signature(path))
+
+
+EMBED_AHEAD = 512  # chunks still to embed above which the Label page goes on with BM25 alone
+
+
+def dense_status(path: str, config: RunConfig = LABEL_CONFIG, *, wait: bool = True):
+    """None when the retriever is ready, else the build's progress (the Label page then pools BM25
+    candidates and says so). With `wait`, loading a cached index (or embedding a few changed
+    chunks) is waited for: only a long embedding lets the page go on without dense candidates."""
+    build_json, sig = config.build().to_json(), signature(path)
+    build = guard(_start_build, path, build_json, sig)
+    if wait:
+        with st.spinner("Opening the corpus…"):
+            while not build.wait(0.1):
+                status = build.status()
+                if status.stage == "embedding" and status.total - status.done > EMBED_AHEAD:
+                    return status
+    if build.wait(0):
+        guard(_retriever, path, build_json, sig)  # raises the build's error, if any, the usual way
+        return None
+    return build.status()
+
+
+@st.cache_resource(show_spinner="BM25 index…", max_entries=4)
+def _bm25_retriever(path: str, build_json: str, signature: str):
+    from labeler.config import BuildConfig
+    from labeler.retrieval import Retriever
+
+    return Retriever(_corpus(path, signature), BuildConfig.from_json(build_json)).prepare("bm25")
+
+
+@st.cache_resource(show_spinner=False, max_entries=1024)
+def _bm25_pooled(path: str, build_json: str, question: str, signature: str):
+    from labeler.candidates import pool_candidates
+
+    return tuple(pool_candidates(_bm25_retriever(path, build_json, signature), question, k_dense=0))
+
+
+def bm25_pooled(path: str, question: str, config: RunConfig = LABEL_CONFIG):
+    """BM25 candidates only, while the dense index is being built (seconds to build, not minutes)."""
+    return guard(_bm25_pooled, path, config.build().to_json(), question, signature(path))
 
 
 @st.cache_resource(show_spinner=False, max_entries=1024)

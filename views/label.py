@@ -19,7 +19,7 @@ from views._recheck import recheck_section
 
 st.title("Label", anchor=False)
 key_queue()  # first thing on the page: a key pressed during any later run (N/P too) is kept
-s, path, corp, ret = workspace()
+s, path, corp, _ = workspace(with_retriever=False)  # candidates come from the judging area (BM25 first on a big corpus)
 show_flash()
 
 

@@ -1,0 +1,88 @@
+"""Background builds (app.background) and the Label page labelling with BM25 while the dense index
+of a corpus is still being embedded (real model, real FAISS, real BM25; the cache starts empty)."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from app import background
+from browser_support import open_app, texts
+
+
+def test_build_reports_progress_and_its_result():
+    gate = threading.Event()
+
+    def work(progress):
+        progress(3, 10, "embedding")
+        gate.wait(5)
+        progress(10, 10, "embedding")
+        return "index"
+
+    build = background.start(("t", 1), work)
+    assert background.start(("t", 1), work) is build  # one build per key
+    time.sleep(0.1)
+    status = build.status()
+    assert (status.done, status.total, status.stage, status.ready) == (3, 10, "embedding", False)
+    assert status.text.startswith("embedding: 3 / 10")
+    gate.set()
+    assert build.result() == "index" and build.status().ready
+
+
+def test_a_failed_build_raises_its_error_and_is_started_again():
+    calls = []
+
+    def work(progress):
+        calls.append(1)
+        if len(calls) == 1:
+            raise ValueError("corpus is broken")
+        return "fixed"
+
+    build = background.start(("t", 2), work)
+    with pytest.raises(ValueError, match="corpus is broken"):
+        build.result()
+    assert build.status().failed
+    assert background.start(("t", 2), work).result() == "fixed"
+
+
+def test_time_left_from_the_pace_so_far():
+    assert background.time_left(0, 100, 5) == "" and background.time_left(100, 100, 5) == ""
+    assert background.time_left(50, 100, 10.0) == " · about 10 s left"
+    assert background.time_left(10, 1460, 60.0) == " · about 145 min left"
+
+
+def test_label_page_offers_bm25_candidates_while_dense_builds(monkeypatch, tmp_path):
+    import os
+
+    import streamlit as st
+
+    import views._loaders as loaders
+
+    monkeypatch.setenv("LABELER_HOME", str(tmp_path / "home"))  # an empty cache: the sample corpus embeds
+    monkeypatch.delenv("LABELER_CORPUS", raising=False)
+    monkeypatch.setattr(loaders, "EMBED_AHEAD", 0)  # any embedding counts as long (116 documents take seconds)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    try:
+        at = open_app(annotator="asha")
+        at.text_input(key="new_question").input("How many vacation days do I get?")
+        at.button(key="FormSubmitter:new-question-form-Add question").click().run()
+        assert not at.exception, at.exception
+        notes = [m for m in texts(at.info) if "dense index is still being built" in m]
+        if notes:  # the page went on with BM25 alone: only BM25 badges
+            badges = " ".join(m.value for m in at.markdown)
+            assert "BM25 #1" in badges and "dense #" not in badges
+        else:
+            pytest.fail("the page waited for the whole embedding instead of offering BM25 candidates")
+        at.button(key="cand-0-g2").click().run()  # grading works meanwhile, and is kept
+        for key in list(background._builds):
+            background._builds[key].result()  # let the embedding finish
+        at.run()
+        badges = " ".join(m.value for m in at.markdown)
+        assert "dense #" in badges and not [m for m in texts(at.info) if "still being built" in m]
+        from storage import open_store
+        assert len(open_store(os.path.join(tmp_path, "home", "labeler.db")).judgments()) == 1
+    finally:
+        st.cache_resource.clear()
+        st.cache_data.clear()
