@@ -130,3 +130,44 @@ def test_every_score_table_shows_four_decimals_as_trec_eval_prints():
     frame = pd.DataFrame([{"metric": "ndcg@10", "mean": 0.85987, "questions": 3}])
     config = score_columns(frame)
     assert list(config) == ["mean"] and config["mean"]["type_config"]["format"] == "%.4f"
+
+
+def run_detail(store, run_id):
+    """query_id -> the saved per-question row, for the questions whose top 10 has a hole."""
+    from app.holes import find_holes
+
+    return find_holes(store, run_id).by_question
+
+
+def test_judge_the_holes_of_a_run_from_the_label_page(app_home):
+    load_demo()
+    at = open_app(PAGE, annotator="asha")
+    at.button(key=RUN).click().run()
+    assert not at.exception, at.exception
+    store = open_store()
+    [run] = store.list_runs()
+    judged_before = run.summary["metrics"]["judged@10"]
+    [link] = [el for el in at.main if getattr(el, "proto", None) is not None and "Judge the holes: " in
+              getattr(el.proto, "label", "")]
+    assert f"of run #{run.run_id}" in link.proto.label and link.proto.query_string.startswith(f"holes={run.run_id}&q=")
+    from streamlit.testing.v1 import AppTest
+
+    from browser_support import APP
+
+    label = AppTest.from_file(str(APP), default_timeout=120)  # where the link leads: ?holes=<run>&q=<question>
+    label.session_state["annotator"] = "asha"
+    label.query_params["holes"] = str(run.run_id)
+    first = next(q for q, row in run_detail(store, run.run_id).items())
+    label.query_params["q"] = first
+    label.run()
+    assert not label.exception, label.exception
+    assert any("Judging the holes:" in m for m in texts(label.info))
+    card = next(m.value for m in label.markdown if "**1." in m.value)
+    assert f"run {run.run_id} #" in card  # the hole comes first, marked with the run's rank
+    holes = int(next(m for m in texts(label.info) if "Judging the holes:" in m).split(" unjudged")[0].split(": ")[1])
+    label.button(key="cand-0-g0").click().run()
+    after = int(next(m for m in texts(label.info) if "Judging the holes:" in m).split(" unjudged")[0].split(": ")[1])
+    assert after == holes - 1
+    again = open_app(PAGE, annotator="asha")
+    again.button(key=RUN).click().run()
+    assert store.list_runs()[0].summary["metrics"]["judged@10"] > judged_before

@@ -14,6 +14,9 @@ from labeler.errors import LabelerError
 T = TypeVar("T")
 
 
+HOLES_PARAM = "holes"  # ?holes=<run id>: the Label page shows that run's unjudged top-k documents first
+
+
 class Keys:
     """Session-state keys shared across pages and callbacks (UI cursors only; data lives in the database)."""
 
@@ -27,6 +30,7 @@ class Keys:
     CONFIRM_DELETE = "confirm_delete"
     EVAL_RUN = "eval_run"
     UNDO = "_undo"  # (query_id, doc_id, grade before, grade after) of the last grade action
+    HOLES = "holes_run"  # the saved run whose unjudged top-k documents the Label page shows first
 
 
 def guard(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

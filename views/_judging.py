@@ -11,6 +11,7 @@ import streamlit as st
 
 from app import label as lb
 from app.access import Actor, Can
+from app.holes import with_holes
 from labeler.corpus import Corpus
 from labeler.status import Status
 from labeler.text import inert
@@ -19,7 +20,8 @@ from storage.records import QuestionSummary
 from views import _keyboard as kb
 from views._cards import candidate_card, keyboard_bar
 from views._common import Keys, act, guard, guarded, show_flash
-from views._loaders import bm25_pooled, dense_status, keyword_hits, pooled
+from views._holes import holes_bar
+from views._loaders import bm25_pooled, dense_status, keyword_hits, pooled, run_holes
 
 DENSE_WAITED = "dense_waited"
 
@@ -66,6 +68,10 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         candidates = bm25_pooled(path, question.question)
         st.info(lb.building_note(building.text))
         _dense_watch(path)
+    if (run_id := st.session_state.get(Keys.HOLES)) is not None:
+        holes = run_holes(s, run_id)
+        candidates = with_holes(list(candidates), holes.candidates(qid))
+        holes_bar(holes, qid)
     views = lb.candidate_views(corp, candidates, status, me.name, shuffle=shuffle)
     progress = lb.label_progress(index, views, guard(s.judged_by, me.name))
     options[2].progress(progress.share, text=progress.text)

@@ -157,6 +157,18 @@ def _saved_runs(url: str, revision: int):
     return _store(url).list_runs()
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _holes(url: str, revision: int, run_id: int):
+    from app.holes import find_holes
+
+    return find_holes(_store(url), run_id)
+
+
+def run_holes(s, run_id: int):
+    """A saved run's unjudged top-k documents per question; read again only after a write."""
+    return guard(_holes, default_db_url(), guard(s.revision), run_id)
+
+
 def saved_runs(s) -> list:
     """The collection's saved runs, newest first; read again only after a write."""
     return guard(_saved_runs, default_db_url(), guard(s.revision))

@@ -6,8 +6,8 @@ import pandas as pd
 import streamlit as st
 
 from app import evaluate as ev
-from views._common import Keys, actor, guard, score_columns
-from views._loaders import retriever, saved_runs, workspace
+from views._common import HOLES_PARAM, Keys, actor, guard, score_columns
+from views._loaders import retriever, run_holes, saved_runs, workspace
 from views._config_form import config_form
 
 st.title("Evaluate", anchor=False)
@@ -80,6 +80,13 @@ metric = st.selectbox("By metric", ev.headline_measures(cutoff), index=3, key="w
 for row in guard(ev.worst_questions, report, metric, 10):
     with st.expander(row["title"]):
         st.dataframe(frame := pd.DataFrame(row["retrieved"]), hide_index=True, column_config=score_columns(frame))
+
+holes = run_holes(s, run_id)
+if holes.n_holes:
+    st.markdown("**Judge the holes**: the documents of this run's top 10 that nobody has judged count as not "
+                "relevant. Judging them makes its numbers firmer.")
+    st.page_link("views/label.py", label=f"Judge the holes: {holes.text}", icon=":material/rule:",
+                 query_params={HOLES_PARAM: str(run_id), Keys.QUESTION: holes.first_question()})
 
 st.subheader("History", anchor=False)
 st.dataframe(frame := pd.DataFrame(ev.history_rows(saved)), hide_index=True, key="history_table",

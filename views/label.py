@@ -11,7 +11,7 @@ from app import label as lb
 from app import workspace as ws
 from app.access import Can
 from views._cards import demo_offer_box, new_question_form, question_picker, start_question
-from views._common import Keys, act, actor, flash, guard, show_flash
+from views._common import HOLES_PARAM, Keys, act, actor, flash, guard, show_flash
 from views._judging import judging
 from views._keyboard import key_queue
 from views._loaders import workspace
@@ -57,6 +57,8 @@ def _move_question(step: int) -> None:
     st.session_state.update({Keys.QUESTION: ids[max(0, min(len(ids) - 1, i + step))], Keys.FOCUS: 0})
 
 
+if (holes_run := st.query_params.get(HOLES_PARAM)) and holes_run.isdigit():  # from the Evaluate page's link
+    st.session_state[Keys.HOLES] = int(holes_run)
 recheck_section(s, me, corp, read_only)
 if not read_only:
     new_question_form(lb.query_types(index), _add_question)
