@@ -81,9 +81,17 @@ class Embedder:
         return load_model(self.name)
 
     @property
+    def loaded(self) -> bool:
+        """Whether the model is loaded already (so asking its dimension costs nothing)."""
+        return "model" in self.__dict__
+
+    @property
     def dimension(self) -> int:
-        """Length of one vector."""
-        return int(self.model.get_sentence_embedding_dimension())
+        """Length of one vector (loads the model)."""
+        model = self.model
+        # sentence-transformers 5 renamed the method; the old name still works, with a warning.
+        get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+        return int(get())
 
     def encode(self, texts: Sequence[str], *, progress: Progress | None = None,
                batch_size: int = ENCODE_BATCH) -> np.ndarray:
@@ -92,6 +100,8 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         out = []
+        if progress:  # embedding has begun, and how much of it there is (the Label page goes on with BM25)
+            progress(0, len(texts), "embedding")
         for start in range(0, len(texts), PROGRESS_SLICE):
             part = texts[start:start + PROGRESS_SLICE]
             out.append(self.model.encode(part, batch_size=batch_size, normalize_embeddings=True,

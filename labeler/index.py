@@ -5,6 +5,8 @@ ID selector (ids are chunk positions), not by over-fetching and discarding.
 """
 from __future__ import annotations
 
+import os
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -35,20 +37,30 @@ def build_index(vectors: np.ndarray, config: BuildConfig):
     return index
 
 
-def save_index(index, path: Path) -> None:
-    """Write atomically: a reader never sees half a file."""
+def serialize_index(index) -> bytes:
+    """The index as bytes (FAISS's own format)."""
     import faiss
 
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    faiss.write_index(index, str(tmp))
+    return faiss.serialize_index(index).tobytes()
+
+
+def deserialize_index(data: bytes):
+    """An index from `serialize_index` bytes; FAISS raises RuntimeError on bytes it cannot read."""
+    import faiss
+
+    return faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
+
+
+def save_index(index, path: Path) -> None:
+    """Write atomically: a reader never sees half a file (the temporary name is unique per process and thread)."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_bytes(serialize_index(index))
     tmp.replace(path)
 
 
 def load_index(path: Path):
     """Read an index written by `save_index`."""
-    import faiss
-
-    return faiss.read_index(str(path))
+    return deserialize_index(path.read_bytes())
 
 
 def _faiss_params(index_type: str, allowed: np.ndarray | None, ef_search: int, nprobe: int):

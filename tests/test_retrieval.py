@@ -41,9 +41,9 @@ def test_retriever_second_open_loads_the_cache_without_encoding(fake_encoder_fac
     second, enc2 = make(fake_encoder_factory, tmp_path)
     assert not second.stats.embedded and not second.stats.index_built and enc2.calls == 0
     assert (second.vectors == first.vectors).all()
-    # A changed corpus is a different cache.
+    # A changed corpus reuses the vectors of its unchanged chunks: a subset embeds nothing, only its index is new.
     third, enc3 = make(fake_encoder_factory, tmp_path, corpus=Corpus(DOCS.documents[:3]))
-    assert third.stats.embedded and enc3.encoded == 3
+    assert not third.stats.embedded and enc3.calls == 0 and third.stats.reused_chunks == 3 and third.stats.index_built
 
 
 def test_retriever_takes_a_build_config_only(fake_encoder_factory):

@@ -64,7 +64,9 @@ def index_command(corpus: str, **options) -> None:
     if config.retriever == "bm25":
         click.echo(f"BM25 index over {info['documents']} documents as {info['chunks']} chunks in {seconds:.1f}s")
     else:
-        what = "embedded" if retriever.stats.embedded else "reused cached embeddings for"
+        stats = retriever.stats
+        what = ("reused cached embeddings for" if not stats.embedded else "embedded" if not stats.reused_chunks
+                else f"embedded {stats.embedded_chunks} new chunks, reused {stats.reused_chunks} cached ones, for")
         click.echo(f"{what} {info['documents']} documents as {info['chunks']} chunks "
                    f"({info['model']}, {info['dimension']} dims, {info['index']} index) in {seconds:.1f}s")
     if retriever.corpus.empty:

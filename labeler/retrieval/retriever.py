@@ -23,24 +23,29 @@ from labeler.corpus import Corpus, load_corpus
 from labeler.embedding import Embedder, model_identity
 from labeler.paths import cache_dir
 from labeler.progress import Progress
-from labeler.retrieval.cache import DenseCache, bm25_folder, load_bm25, save_bm25
+from labeler.retrieval.cache import IndexCache, bm25_folder, legacy_vectors, load_bm25, logger, save_bm25
 from labeler.retrieval.fusion import rrf
 from labeler.retrieval.hits import DocHit, ranked
 from labeler.retrieval.rerank import rerank
+from labeler.retrieval.vector_store import VectorStore, keys_digest, text_keys
 
 _FILTER_CACHE_SIZE = 64  # filter sets are per search; keep the allowed-chunk arrays of the recent ones
 
 
 @dataclass
 class OpenStats:
-    """What building cost: whether it embedded, how often each step ran, and how long each took.
+    """What building cost: how many chunks it embedded and reused, how often each step ran, how long each took.
 
-    `steps` counts chunk, load_vectors, embed, load_index, build_index, load_bm25, build_bm25:
-    searching never adds to it.
+    `steps` counts chunk, load_vectors (some vectors came from the cache), embed (some chunks were
+    embedded), load_index, build_index, load_bm25, build_bm25: searching never adds to it.
+    `embedded_chunks` counts the texts sent to the model (a text several new chunks share is
+    embedded once); `reused_chunks` the chunks whose vector came from the cache.
     """
 
     embedded: bool = False
     index_built: bool = False
+    embedded_chunks: int = 0
+    reused_chunks: int = 0
     seconds: dict[str, float] = field(default_factory=dict)
     steps: Counter = field(default_factory=Counter)
 
@@ -75,6 +80,7 @@ class Retriever:
         self._index = None
         self._bm25 = None
         self._build_lock = threading.RLock()
+        self._model_decides = False
         self._filter_cache: dict[tuple, np.ndarray] = {}
         self._filter_lock = threading.Lock()
 
@@ -99,10 +105,24 @@ class Retriever:
         return {"dense": dense, "bm25": self._bm25 is not None, "hybrid": dense and self._bm25 is not None}[mode]
 
     @functools.cached_property
-    def dense_cache(self) -> DenseCache:
-        """Where the vectors and FAISS indexes of this build live on disk."""
-        identity = getattr(self.embedder, "identity", None) or model_identity(self.embedder.name)
-        return DenseCache.at(self.cache_root, self.config, identity, self.corpus.fingerprint)
+    def model_identity(self) -> str:
+        """The embedding model's cache identity (its name and a hash of its files)."""
+        return getattr(self.embedder, "identity", None) or model_identity(self.embedder.name)
+
+    @functools.cached_property
+    def vector_store(self) -> VectorStore:
+        """The model's store of chunk vectors, shared with every corpus embedded with it."""
+        return VectorStore.at(self.cache_root, self.model_identity)
+
+    @functools.cached_property
+    def text_keys(self) -> np.ndarray:
+        """The vector-store key of each chunk: the sha256 of the text embedded."""
+        return text_keys(self.texts)
+
+    @functools.cached_property
+    def index_cache(self) -> IndexCache:
+        """Where the FAISS index over these chunk vectors, in this order, lives on disk."""
+        return IndexCache.at(self.cache_root, self.config, self.model_identity, keys_digest(self.text_keys))
 
     @property
     def vectors(self) -> np.ndarray:
@@ -121,36 +141,89 @@ class Retriever:
 
     def _load_or_embed(self, progress: Progress | None) -> np.ndarray:
         t0 = time.perf_counter()
-        vectors = self.dense_cache.load_vectors(len(self.chunks))
-        if vectors is not None:
+        # Unless the model is loaded anyway, model.json stands in for its dimension (a cached open
+        # then never loads it); once queries have shown the record wrong, the model decides.
+        loaded = self._model_decides or getattr(self.embedder, "loaded", True)
+        vectors, found = self.vector_store.lookup(self.text_keys, model_dimension=lambda: self.embedder.dimension,
+                                                  loaded=loaded)
+        if not found.all():
+            vectors, found = self._adopt_legacy(vectors, found)
+        self.stats.reused_chunks = int(found.sum())
+        if self.stats.reused_chunks:
             self.stats.record("load_vectors", t0)
+        if found.all():
             return vectors
-        vectors = self.embedder.encode(self.texts, progress=progress)
-        self.dense_cache.save_vectors(vectors, n_docs=len(self.corpus), source=self.corpus.source)
+        t0 = time.perf_counter()
+        missing = np.flatnonzero(~found)
+        fresh = self._embed(missing, progress)
+        if vectors is not None and fresh.shape[1] != vectors.shape[1]:
+            # model.json stood in for the model and was wrong (a hub model changed under one name):
+            # nothing cached is of this model's dimension.
+            logger.warning("cached vectors have dimension %d, the model's is %d: embedding every chunk again",
+                           vectors.shape[1], fresh.shape[1])
+            vectors, rest = None, np.flatnonzero(found)
+            self.stats.reused_chunks = 0
+        else:
+            rest = np.empty(0, dtype=np.int64)
+        if vectors is None:
+            vectors = np.empty((len(self.texts), fresh.shape[1]), dtype=np.float32)
+        vectors[missing] = fresh
+        if len(rest):
+            vectors[rest] = self._embed(rest, progress)
         self.stats.embedded = True
         self.stats.record("embed", t0)
         return vectors
+
+    def _embed(self, positions: np.ndarray, progress: Progress | None) -> np.ndarray:
+        """Vectors of the chunks at `positions`, each distinct text embedded once and added to the store."""
+        keys, first, inverse = np.unique(self.text_keys[positions], return_index=True, return_inverse=True)
+        fresh = self.embedder.encode([self.texts[i] for i in positions[first].tolist()], progress=progress)
+        self.vector_store.add(keys, fresh)
+        self.stats.embedded_chunks += len(keys)
+        return fresh[inverse.reshape(-1)]
+
+    def _adopt_legacy(self, vectors: np.ndarray | None, found: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+        """Take this corpus's vectors from the pre-store cache layout, if it has them, into the store."""
+        old = legacy_vectors(self.cache_root, self.config, self.model_identity, self.corpus.fingerprint,
+                             len(self.texts), None if vectors is None else vectors.shape[1])
+        if old is None:
+            return vectors, found
+        missing = np.flatnonzero(~found)
+        keys, first = np.unique(self.text_keys[missing], return_index=True)
+        self.vector_store.add(keys, old[missing[first]])
+        logger.info("adopted %d vectors from the old cache layout into %s", len(keys), self.vector_store.folder)
+        return old, np.ones(len(found), dtype=bool)
 
     def _load_or_build_index(self):
         from labeler.index import build_index
 
         t0 = time.perf_counter()
-        index = self.dense_cache.load_index(self.config, len(self.chunks))
+        index = self.index_cache.load(len(self.chunks), int(self._vectors.shape[1]))
         if index is not None:
             self.stats.record("load_index", t0)
             return index
         index = build_index(self._vectors, self.config)
-        self.dense_cache.save_index(self.config, index)
+        self.index_cache.save(index)
         self.stats.index_built = True
         self.stats.record("build_index", t0)
         return index
+
+    def _heal_dimension(self, dim: int) -> None:
+        """Queries of another dimension than the index: the cache spoke for a model that changed; rebuild."""
+        with self._build_lock:
+            if self._index is not None and self._index.d != dim:
+                logger.warning("the index has dimension %d, the model's queries %d: rebuilding from the model",
+                               self._index.d, dim)
+                self._vectors = self._index = None
+                self._model_decides = True
+                self.prepare("dense")
 
     def _load_or_build_bm25(self):
         from labeler.lexical import BM25Index
 
         t0 = time.perf_counter()
         folder = bm25_folder(self.cache_root, self.config, self.corpus.fingerprint)
-        index = load_bm25(folder)
+        index = load_bm25(folder, len(self.chunks))
         if index is not None:
             self.stats.record("load_bm25", t0)
             return index
@@ -175,7 +248,7 @@ class Retriever:
         return {"documents": len(self.corpus), "chunks": len(self.chunks), "model": self.config.model,
                 "dimension": int(self._vectors.shape[1]) if self._vectors is not None else None,
                 "index": self.config.index if self._index is not None else "none (BM25 only)",
-                "cache": str(self.dense_cache.folder), "corpus_fingerprint": self.corpus.fingerprint}
+                "cache": str(self.cache_root), "corpus_fingerprint": self.corpus.fingerprint}
 
     # -- filtering ------------------------------------------------------------------------
     def allowed_chunks(self, filters: Sequence[tuple[str, str]] = ()) -> np.ndarray | None:
@@ -214,6 +287,8 @@ class Retriever:
         allowed = self.allowed_chunks(params.filters)
         if allowed is not None and len(allowed) == 0:
             return [[] for _ in range(len(query_vectors))]
+        if query_vectors.shape[1] != self.index.d:
+            self._heal_dimension(query_vectors.shape[1])
         # k documents are always among the top k * (max chunks per document) chunks.
         fetch = params.k * self.max_chunks_per_doc
         scores, positions = search(self.index, query_vectors, fetch, index_type=self.config.index,
