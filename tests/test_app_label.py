@@ -17,10 +17,17 @@ def add_question(at, text: str = QUESTION, query_type: str = "numeric-fact"):
     return at
 
 
+def card_ids(at) -> list[str]:
+    """The doc ids the candidate cards show, in order (each card's markdown names it in <code>)."""
+    import html
+
+    return [html.unescape(m.value.split("<small><code>")[1].split("</code>")[0])
+            for m in at.markdown if "<small><code>" in m.value]
+
+
 def candidate_doc(at, n: int) -> str:
-    """The doc id candidate card n shows (its caption starts with the id in backticks)."""
-    captions = [c.value for c in at.caption if c.value.startswith("`")]
-    return captions[n].split("`")[1]
+    """The doc id candidate card n shows."""
+    return card_ids(at)[n]
 
 
 def test_label_first_start_opens_sample_corpus_and_offers_demo(app_home):
@@ -70,14 +77,14 @@ def test_label_clear_removes_only_my_grade(app_home):
 
 def test_label_keyword_search_adds_a_document_no_retriever_found(app_home):
     at = add_question(open_app(annotator="asha"))
-    shown = {candidate_doc(at, i) for i in range(len([c for c in at.caption if c.value.startswith("`")]))}
+    shown = {candidate_doc(at, i) for i in range(len(card_ids(at)))}
     target = next(d for d in ("onboarding-001", "travel-001", "payroll-001") if d not in shown)
     at.text_input(key="keyword").input(target).run()
     at.button(key="hit-0-g2").click().run()
     assert not at.exception
     grades = {j.doc_id: j.grade for j in open_store().judgments(query_id="q-0001")}
     assert grades == {target: 2}
-    n = len([c for c in at.caption if c.value.startswith("`")])
+    n = len(card_ids(at))
     assert target in [candidate_doc(at, i) for i in range(n)]  # now a candidate of the question
     assert any(":green-badge[added]" in m.value for m in at.markdown)
 
@@ -110,7 +117,7 @@ def test_label_unanswerable_question_disables_relevant_grades(app_home):
 
 def test_label_shuffle_keeps_the_candidates_in_another_stable_order(app_home):
     at = add_question(open_app(annotator="asha"))
-    n = len([c for c in at.caption if c.value.startswith("`")])
+    n = len(card_ids(at))
     ranked = [candidate_doc(at, i) for i in range(n)]
     at.toggle(key="shuffle").set_value(True).run()
     mixed = [candidate_doc(at, i) for i in range(n)]

@@ -76,7 +76,7 @@ def card(page, key: str):
 
 def card_doc_id(page, key: str) -> str:
     """The doc id a candidate card shows in its caption (`code` element)."""
-    return card(page, key).get_by_test_id("stCaptionContainer").locator("code").first.inner_text()
+    return card(page, key).locator("small code").first.inner_text()
 
 
 def choose(page, label: str, option: str) -> None:
@@ -144,7 +144,7 @@ def test_browser_journey(app, page):
     assert card(page, "cand-0").locator("mark").count() > 0
 
     # Keyword search for a document no retriever surfaced, then grade it.
-    shown = set(page.locator("[class*='st-key-cand-'] [data-testid='stCaptionContainer'] code").all_inner_texts())
+    shown = set(page.locator("[class*='st-key-cand-'] small code").all_inner_texts())
     added_doc = next(d for d in ("leave-002", "leave-003", "leave-004", "onboarding-001") if d not in shown)
     search = page.get_by_role("textbox", name="Search the corpus by keyword or document id")
     search.fill(added_doc)
@@ -233,7 +233,7 @@ def test_browser_document_html_is_inert(app, page):
     search.press("Enter")
     target = page.locator("[class*='st-key-cand-'], [class*='st-key-hit-']").filter(has_text="it-security-007").first
     expect_visible(target)
-    target.get_by_test_id("stExpander").click()
+    target.locator("details summary").first.click()  # the full text, inside the card's one markdown element
     expect_visible(target.get_by_text("<img src=x onerror=alert(1)>", exact=False))
     body = target.inner_text()
     assert "<script>" in body and "<img src=x onerror=alert(1)>" in body

@@ -115,7 +115,7 @@ def card(page, key: str):
 
 
 def card_doc_id(page, key: str) -> str:
-    return card(page, key).get_by_test_id("stCaptionContainer").locator("code").first.inner_text()
+    return card(page, key).locator("small code").first.inner_text()
 
 
 def wait_until(check: Callable[[], bool], what: str, timeout: float = 30) -> None:

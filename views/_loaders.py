@@ -58,12 +58,18 @@ def corpus(path: str):
     return guard(_corpus, path, signature(path))
 
 
+def _build_key(path: str, build_json: str, signature: str) -> tuple:
+    from labeler.paths import cache_dir
+
+    return "retriever", path, build_json, signature, str(cache_dir())  # another data directory: another build
+
+
 def _start_build(path: str, build_json: str, signature: str):
     """The background build of this corpus's retriever (app.background): one per process and key."""
     from labeler.config import BuildConfig
     from labeler.retrieval import open_retriever
 
-    return background.start(("retriever", path, build_json, signature),
+    return background.start(_build_key(path, build_json, signature),
                             lambda progress: open_retriever(_corpus(path, signature), BuildConfig.from_json(build_json),
                                                             progress=progress))
 
@@ -79,7 +85,7 @@ def _retriever(path: str, build_json: str, signature: str):
         bar.progress(min(status.done / status.total, 1.0) if status.total else 0.0, text=status.text)
     bar.empty()
     built = build.result()
-    background.forget(("retriever", path, build_json, signature))  # cached here from now on
+    background.forget(_build_key(path, build_json, signature))  # cached here from now on
     return built
 
 
@@ -106,6 +112,7 @@ def dense_status(path: str, config: RunConfig = LABEL_CONFIG, *, wait: bool = Tr
                     return status
     if build.wait(0):
         guard(_retriever, path, build_json, sig)  # raises the build's error, if any, the usual way
+        background.forget(_build_key(path, build_json, sig))  # _retriever holds it (also when cached before)
         return None
     return build.status()
 
