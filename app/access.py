@@ -40,6 +40,7 @@ class Can(StrEnum):
     EDIT_ANY_QUESTION = "edit or delete other people's questions"
     MANAGE_USERS = "manage users and roles"
     TEAM_SETTINGS = "change team settings"
+    DECLARE_SYSTEMS = "declare search systems (the server sends requests where they say)"
 
 
 _VIEWER = frozenset({Can.READ, Can.EXPORT})

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.access import Actor, Can
+from app.systems import system_line
 from labeler import runs
 from labeler.config import RunConfig, parse_filters
 from labeler.evaluation import EvalReport
@@ -61,9 +62,15 @@ class RunView:
     def caption(self) -> str:
         """What the numbers rest on: how many questions were scored, left out, and against what."""
         c = self.report.counts
+        made = system_line(self.record.config) or f"config `{self.record.config_hash}`"
         return (f"{c.get('answerable', 0)} answerable questions scored · {c.get('unanswerable', 0)} unanswerable · "
-                f"{c.get('unjudged', 0)} not yet judged (left out) · config `{self.record.config_hash}` · "
+                f"{c.get('unjudged', 0)} not yet judged (left out) · {inert(made)} · "
                 f"corpus {inert(self.record.corpus_line)} · golden set `{(self.record.golden_hash or '')[7:15]}`")
+
+    @property
+    def failed_warning(self) -> str:
+        """How many questions the system failed on (left out of the scores), "" when none."""
+        return runs.failed_line(self.report)
 
     @property
     def stale_warning(self) -> str:

@@ -91,6 +91,16 @@ def _view(corpus: Corpus, doc_id: str, badges: Sequence[str], terms: Sequence[st
                          {k: str(v) for k, v in doc.metadata.items()}, tuple(badges), grades.get(annotator), others)
 
 
+def with_system(pooled: Sequence[Candidate], name: str, doc_ids: Sequence[str]) -> list[Candidate]:
+    """The pooled candidates plus a saved system's ranking (`doc_ids`, best first): a document it
+    found gets its badge ("served #2"); one no other retriever found is added after the pool."""
+    rank = {d: r for r, d in enumerate(doc_ids, start=1)}
+    merged = [Candidate(c.doc_id, {**c.found_by, name: rank[c.doc_id]}, c.scores, c.chunk_id) if c.doc_id in rank else c
+              for c in pooled]
+    seen = {c.doc_id for c in pooled}
+    return merged + [Candidate(d, {name: r}) for d, r in rank.items() if d not in seen]
+
+
 def building_note(progress: str) -> str:
     """What the Label page says while the dense index of a big corpus is being built."""
     return (f"The dense index is still being built ({progress}). The candidates below come from BM25 only; "

@@ -19,7 +19,9 @@ from labeler.golden import GoldenSet, golden_fingerprint
 from labeler.metrics import DEFAULT_CUTOFFS, Run, standard_measures
 from labeler.progress import Progress
 
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:
+    from labeler.corpus import Corpus
+    from labeler.systems import System, SystemRun  # pragma: no cover
     from labeler.config import RunConfig
     from labeler.retrieval import Retriever
 
@@ -85,6 +87,46 @@ def evaluate_retriever(golden: GoldenSet, retriever: "Retriever", config: "RunCo
     report = score_run(scored, run, cutoffs=cutoffs, extra=extra, min_grade=min_grade,
                        abstain_threshold=config.abstain_threshold)
     return run, dataclasses.replace(report, settings={**report.settings, "stale": stale_settings(found, stale)})
+
+
+def evaluate_system(golden: GoldenSet, system: "System", *, k: int = 100, corpus: "Corpus | None" = None,
+                    cutoffs: Iterable[int] = DEFAULT_CUTOFFS, extra: Iterable[str] = (), min_grade: int = 1,
+                    stale: str = "include", progress: Progress | None = None,
+                    ) -> tuple["SystemRun", EvalReport]:
+    """Ask any system (an endpoint, a callable, a run file, the built-in pipeline) for every golden
+    question and score what it answered. A question the system failed on is not scored as a miss:
+    it is left out, and the report lists it with the error (settings["failed"]). With `corpus`,
+    stale judgments are counted (and included, excluded or refused) as for the built-in pipeline."""
+    found = None
+    if corpus is not None:
+        golden, found = apply_stale_policy(golden, corpus, stale)
+    answered = system.search_many(golden.questions(), k, progress=progress)
+    # A question a run file does not rank scores 0, as in trec_eval -c; any other error is a failure.
+    failed = {q: e for q, e in answered.errors.items() if e.kind != "not_in_run"}
+    if len(failed) == len(golden.queries):
+        first = next(iter(failed.values()), None)
+        raise InputError(f"{system.name}: no question answered ({answered.summary()})",
+                         hint=f"first error: {first.message}" if first else "check the system's declaration.")
+    scored = GoldenSet(tuple(q for q in golden.queries if q.query_id not in failed))
+    report = score_run(scored, answered.run(), cutoffs=cutoffs, extra=extra, min_grade=min_grade)
+    settings = {**report.settings, "system": system.describe(),
+                "failed": {q: f"{e.kind}: {e.message}" for q, e in failed.items()}}
+    if found is not None:
+        settings["stale"] = stale_settings(found, stale)
+    return answered, dataclasses.replace(report, settings=settings)
+
+
+def failed_line(report: EvalReport) -> str:
+    """`3 questions failed and were not scored (timeout: 2, http_status: 1)` ("" when none did)."""
+    failed = (report.settings or {}).get("failed") or {}
+    if not failed:
+        return ""
+    kinds: dict[str, int] = {}
+    for message in failed.values():
+        kinds[message.split(":")[0]] = kinds.get(message.split(":")[0], 0) + 1
+    detail = ", ".join(f"{k}: {n}" for k, n in sorted(kinds.items()))
+    return f"{len(failed)} questions failed and were not scored ({detail}); first: {next(iter(failed.items()))[0]} — " \
+           f"{next(iter(failed.values()))}"
 
 
 def save_report(store: RunSink, report: EvalReport, config: "RunConfig", golden: GoldenSet, *,

@@ -11,7 +11,6 @@ password is checked and uncounted by a success, so parallel attempts cannot each
 """
 from __future__ import annotations
 
-import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ INVITE_LIFETIME = timedelta(days=7)
 DEFAULT_SETTINGS: Mapping[str, Any] = {
     "session_hours": 12,  # a built-in sign-in lasts this long
     "oidc_default_role": "none",  # role of an OIDC user not in the list ("none": refused)
+    "systems": {},  # saved search systems: name -> declaration (app.systems checks them; no secret inside)
 }
 _EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s]{1,190}")
 
@@ -102,10 +102,13 @@ class Accounts:
         digest = hash_password(password) if password is not None else None
         now = self._now()
         with self._db.write() as conn:
-            if _user_row(conn, email) is not None:
+            # ON CONFLICT DO NOTHING: of two adds of one address at once (two first OIDC sign-ins), the
+            # second finds the first's row here, also on PostgreSQL, whose writers do not queue.
+            added = conn.execute(S.insert_ignore(S.users, conn.dialect.name).values(
+                email=email, name=name.strip(), role=role, password_hash=digest, created_at=now, created_by=by,
+                updated_at=now, updated_by=by).returning(S.users.c.id)).first()
+            if added is None:
                 raise InputError(f"{email} is already a user", hint="change their role instead.")
-            conn.execute(S.users.insert().values(email=email, name=name.strip(), role=role, password_hash=digest,
-                                                 created_at=now, created_by=by, updated_at=now, updated_by=by))
             return _to_user(_user_row(conn, email))
 
     def get_user(self, email: str) -> User | None:
@@ -169,7 +172,9 @@ class Accounts:
         """Set the password of the invite's user, use the invite up, and sign them in."""
         digest = hash_password(password)
         with self._db.write() as conn:
-            row = conn.execute(sa.select(S.users).where(S.users.c.invite_hash == token_digest(str(token)))).first()
+            # Locked: of two uses of one invite at once, the second finds it used.
+            row = conn.execute(sa.select(S.users).where(S.users.c.invite_hash == token_digest(str(token)))
+                               .with_for_update()).first()
             if row is None or row.disabled or (row.invite_expires_at or "") < self._now():
                 raise SignInError("this invite link is not valid (used, expired or replaced)",
                                   hint="ask an admin for a new one: labeler users invite EMAIL.")
@@ -213,7 +218,9 @@ class Accounts:
         # Tidy up: addresses tried long ago and not locked (an address sprayer must not grow the table).
         conn.execute(f.delete().where(f.c.first_at < window_start,
                                       sa.or_(f.c.locked_until.is_(None), f.c.locked_until < at)))
-        conn.execute(_insert_ignore(conn.dialect.name).values(email=email, failures=0, first_at=at))
+        # ON CONFLICT DO NOTHING: the first attempt at an address creates its row, and two at once do not
+        # fail on the primary key (PostgreSQL has no BEGIN IMMEDIATE to queue them).
+        conn.execute(S.insert_ignore(f, conn.dialect.name).values(email=email, failures=0, first_at=at))
         row = conn.execute(sa.select(f).where(f.c.email == email).with_for_update()).one()
         if row.locked_until and row.locked_until > at:
             return row.locked_until
@@ -260,8 +267,11 @@ class Accounts:
         value = _check_setting(key, value)
         t = S.team_settings
         with self._db.write() as conn:
-            conn.execute(t.delete().where(t.c.key == key))
-            conn.execute(t.insert().values(key=key, value=value, updated_at=self._now(), updated_by=by))
+            stmt = S.dialect_insert(conn.dialect.name)(t).values(key=key, value=value, updated_at=self._now(),
+                                                                 updated_by=by)
+            conn.execute(stmt.on_conflict_do_update(index_elements=[t.c.key], set_={
+                "value": stmt.excluded.value, "updated_at": stmt.excluded.updated_at,
+                "updated_by": stmt.excluded.updated_by}))
 
 
 def _user_row(conn: Connection, email: str) -> Any:
@@ -276,26 +286,16 @@ def _required_user(conn: Connection, email: str) -> Any:
     return row
 
 
-@functools.lru_cache(maxsize=4)
-def _insert_ignore(dialect: str):
-    # INSERT ... ON CONFLICT DO NOTHING: the first attempt at an address creates its row, and two
-    # at once do not fail on the primary key (PostgreSQL has no BEGIN IMMEDIATE to queue them).
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    return insert(S.login_failures).on_conflict_do_nothing(index_elements=[S.login_failures.c.email])
-
-
 def _guard_last_admin(conn: Connection, row: Any, values: Mapping[str, Any]) -> None:
     # A team without an enabled admin could not be managed from the app any more.
     demoted = row.role == "admin" and (values.get("role", "admin") != "admin" or values.get("disabled"))
     if not demoted:
         return
     u = S.users
-    others = conn.execute(sa.select(sa.func.count()).select_from(u).where(
-        u.c.role == "admin", u.c.disabled == sa.false(), u.c.id != row.id)).scalar()
-    if not others:
+    # The admins' rows locked: two admins stepping down at once cannot both count the other.
+    admins = conn.execute(sa.select(u.c.id).where(u.c.role == "admin", u.c.disabled == sa.false())
+                          .with_for_update()).scalars().all()
+    if not set(admins) - {row.id}:
         raise InputError(f"{row.email} is the last admin", hint="make someone else admin first.")
 
 
@@ -317,5 +317,9 @@ def _check_setting(key: str, value: Any) -> Any:
     if key == "oidc_default_role":
         if value != "none":
             check_role(value)
+        return value
+    if key == "systems":
+        if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, dict) for k, v in value.items()):
+            raise InputError("systems must map names to declarations", hint="save systems from the Evaluate page.")
         return value
     raise InputError(f"unknown team setting {key!r}", hint=f"known settings: {', '.join(DEFAULT_SETTINGS)}.")

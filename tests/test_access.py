@@ -1,5 +1,6 @@
 """The role matrix, enforced in the app layer: every write function called directly (no page) as a
-viewer, an annotator and an admin either works or raises AccessDenied — and then wrote nothing.
+viewer, an annotator and an admin either works or raises AccessDenied — and then wrote nothing
+(on SQLite and on PostgreSQL).
 
 The matrix below is written out by hand from app/access.py's docstring, not derived from
 PERMISSIONS, so a change to either shows up here.
@@ -15,11 +16,11 @@ import pytest
 import app.accounts as acc
 from app import corpus as app_corpus
 from app import golden_set as gs
-from app import label
+from app import label, systems
 from app.access import PERMISSIONS, Actor, Can, Role, local_actor
 from app.evaluate import run_evaluation
 from app.workspace import load_demo_golden, use_corpus
-from conftest import snapshot
+from conftest import rows, snapshot
 from labeler.config import RunConfig
 from labeler.corpus import parse_jsonl_corpus
 from labeler.errors import AccessDenied, InputError, SignInError
@@ -46,15 +47,15 @@ MATRIX = {
 
 
 @pytest.fixture
-def ws(tmp_path):
-    """A store with a question by the annotator (q-ann) and one by the admin (q-boss), each unjudged."""
-    store = open_store(tmp_path / "l.db", synchronous="NORMAL")
+def ws(tmp_path, db_url):
+    """A store (on each engine) with a question by the annotator (q-ann) and one by the admin (q-boss)."""
+    store = open_store(db_url, synchronous="NORMAL")
     corpus = parse_jsonl_corpus(TINY, source="tiny.jsonl")
     store.ensure_collection(corpus_path=str(tmp_path / "tiny.jsonl"), corpus_fingerprint=corpus.fingerprint)
     store.add_question("How many vacation days?", query_id="q-ann", author=ANNOTATOR.name)
     store.add_question("What is the policy?", query_id="q-boss", author=ADMIN.name)
     store.set_judgment("q-boss", "d1", 2, annotator=ADMIN.name)
-    yield SimpleNamespace(store=store, corpus=corpus, db=tmp_path / "l.db", tmp=tmp_path)
+    yield SimpleNamespace(store=store, corpus=corpus, db=db_url, tmp=tmp_path)
     store.close()
 
 
@@ -85,7 +86,13 @@ WRITES = {
     "reinvite": ("admin", lambda w, a: acc.reinvite(w.store, a, "new@example.org")),
     "list_users": ("admin", lambda w, a: acc.users(w.store, a)),
     "set_team_setting": ("admin", lambda w, a: acc.set_team_setting(w.store, a, "session_hours", 8)),
+    "save_system": ("admin", lambda w, a: systems.save_system(w.store, a, ENDPOINT)),
+    "delete_system": ("admin", lambda w, a: systems.delete_system(w.store, a, "nowhere")),
+    "test_query": ("admin", lambda w, a: systems.test_query(a, ENDPOINT, "Is there a gym?")),
 }
+# An endpoint on the discard port: a test query gets "connection refused" at once.
+ENDPOINT = 'name = "nowhere"\nurl = "http://127.0.0.1:9/search?q={query}"\nretries = 0\n[response]\nhits = "hits"\nid = "id"\n'
+
 RANK = {"viewer": 0, "annotator": 1, "admin": 2}
 
 
@@ -228,18 +235,15 @@ def test_run_evaluation_is_allowed_to_annotators_and_admins_and_records_who(ws, 
         q.query_id: {d: 1.0 for d in q.relevance} for q in golden.queries})
     record = run_evaluation(ws.store, actor, SimpleNamespace(corpus=ws.corpus), RunConfig(), name="smoke")
     assert record.name == "smoke" and ws.store.list_runs()[0].run_id == record.run_id
-    import sqlite3
-
-    with sqlite3.connect(ws.db) as con:
-        assert con.execute("SELECT created_by FROM runs").fetchall() == [(actor.name,)]
+    assert rows(ws.db, "SELECT created_by FROM runs") == [(actor.name,)]
 
 
 # --------------------------------------------------------------------------- OIDC sign-in
 
 
 @pytest.fixture
-def team(tmp_path):
-    store = open_store(tmp_path / "team.db", synchronous="NORMAL")
+def team(db_url):
+    store = open_store(db_url, synchronous="NORMAL")
     store.accounts.add_user("boss@example.org", "admin")
     store.accounts.add_user("ann@example.org", "annotator")
     yield store

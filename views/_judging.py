@@ -21,7 +21,7 @@ from views import _keyboard as kb
 from views._cards import candidate_card, keyboard_bar
 from views._common import Keys, act, guard, guarded, show_flash
 from views._holes import holes_bar
-from views._loaders import bm25_pooled, dense_status, keyword_hits, pooled, run_holes
+from views._loaders import bm25_pooled, dense_status, keyword_hits, pooled, run_holes, system_ranking
 
 DENSE_WAITED = "dense_waited"
 
@@ -68,6 +68,8 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         candidates = bm25_pooled(path, question.question)
         st.info(lb.building_note(building.text))
         _dense_watch(path)
+    if extra := st.session_state.get(Keys.EXTRA_SYSTEM):  # the sidebar's "Also pool from"
+        candidates = lb.with_system(list(candidates), extra, system_ranking(extra, question.question))
     if (run_id := st.session_state.get(Keys.HOLES)) is not None:
         holes = run_holes(s, run_id)
         candidates = with_holes(list(candidates), holes.candidates(qid))

@@ -9,6 +9,7 @@ one counter.
 """
 from __future__ import annotations
 
+import json
 import time
 
 import streamlit as st
@@ -174,6 +175,30 @@ def _holes(url: str, revision: int, run_id: int):
 def run_holes(s, run_id: int):
     """A saved run's unjudged top-k documents per question; read again only after a write."""
     return guard(_holes, default_db_url(), guard(s.revision), run_id)
+
+
+@st.cache_data(show_spinner=False, max_entries=512, ttl=600)
+def _system_ranking(declaration: str, question: str, k: int) -> tuple[str, ...]:
+    from labeler.systems import system_from_dict
+
+    with system_from_dict(json.loads(declaration)) as system:  # keyed on the declaration: a re-declared name asks anew
+        return tuple(h.doc_id for h in system.search(question, k))
+
+
+def system_ranking(name: str, question: str, k: int = 10) -> tuple[str, ...]:
+    """A saved system's top k for a question (asked once per question, kept 10 minutes); () and a
+    warning when it fails: the other candidates are still there to judge."""
+    from app.systems import saved_systems
+    from labeler.errors import LabelerError
+
+    try:
+        saved = saved_systems(store()).get(name)
+        if saved is None:
+            return ()
+        return _system_ranking(json.dumps(saved["declaration"], sort_keys=True), question, k)
+    except LabelerError as exc:  # a failed search, or a system deleted since it was picked
+        st.warning(f"{name} did not answer: {exc}")
+        return ()
 
 
 def saved_runs(s) -> list:

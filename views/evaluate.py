@@ -9,6 +9,7 @@ from app import evaluate as ev
 from views._common import HOLES_PARAM, Keys, actor, guard, score_columns
 from views._loaders import retriever, run_holes, saved_runs, workspace
 from views._config_form import config_form
+from views._systems import endpoint_section, upload_section
 
 st.title("Evaluate", anchor=False)
 s, path, corp, _ = workspace(with_retriever=False)
@@ -17,7 +18,13 @@ stale_policy = st.segmented_control(
     "Stale labels", ["include", "exclude", "fail"], default="include", key="stale_policy",
     help="Judgments whose document is missing from the corpus or was edited since: score them (and say how "
          "many), leave them out, or refuse to score.") or "include"
-submitted = config_form(corp)
+system_kind = st.segmented_control("Score", ["Built-in pipeline", "HTTP endpoint", "Run file"],
+                                   default="Built-in pipeline", key="system_kind") or "Built-in pipeline"
+if system_kind == "HTTP endpoint":
+    endpoint_section(s, actor(), corp, path, stale_policy)
+elif system_kind == "Run file":
+    upload_section(s, actor(), corp, path, stale_policy)
+submitted = config_form(corp) if system_kind == "Built-in pipeline" else None
 if submitted:
     values, threshold, name = submitted
     try:
@@ -51,7 +58,7 @@ cutoff = v2.selectbox("Cutoff k", ev.CUTOFFS, index=ev.CUTOFFS.index(ev.DEFAULT_
 view = guard(ev.load_run, s, run_id)
 report = view.report
 st.caption(view.caption)
-for warning in (view.stale_warning, ev.coverage_warning(report, cutoff)):
+for warning in (view.stale_warning, view.failed_warning, ev.coverage_warning(report, cutoff)):
     if warning:
         st.warning(warning)
 

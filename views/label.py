@@ -10,6 +10,7 @@ import streamlit as st
 from app import label as lb
 from app import workspace as ws
 from app.access import Can
+from app.systems import saved_systems
 from views._cards import demo_offer_box, new_question_form, question_picker, start_question
 from views._common import HOLES_PARAM, Keys, act, actor, flash, guard, show_flash
 from views._judging import judging
@@ -59,6 +60,12 @@ def _move_question(step: int) -> None:
 
 if (holes_run := st.query_params.get(HOLES_PARAM)) and holes_run.isdigit():  # from the Evaluate page's link
     st.session_state[Keys.HOLES] = int(holes_run)
+systems = list(guard(saved_systems, s))
+if st.session_state.get(Keys.EXTRA_SYSTEM) not in systems:  # deleted since it was picked
+    st.session_state.pop(Keys.EXTRA_SYSTEM, None)
+if systems:
+    st.sidebar.selectbox("Also pool candidates from", systems, index=None, key=Keys.EXTRA_SYSTEM,
+                         placeholder="dense and BM25 only", help="A saved search system's top 10 join the candidates.")
 recheck_section(s, me, corp, read_only)
 if not read_only:
     new_question_form(lb.query_types(index), _add_question)

@@ -20,6 +20,7 @@ from labeler.cli import EXIT_BAR_MISSED, EXIT_OK, cli, handle_errors
 from labeler.cli.options import config_options
 from labeler.cli.params import CUTOFFS_TEXT, cutoffs_options, depth_option, parse_bars, resolve_cutoffs
 from labeler.cli.render import missed_bars, render_comparison, render_report
+from labeler.errors import InputError
 
 
 def _emit_json(data: dict[str, Any]) -> None:
@@ -104,14 +105,19 @@ def score_command(golden: str, run_file: str, cutoffs: str | None, old_cutoffs: 
 @depth_option(100)
 @click.option("--cutoffs", default=None, metavar="K,K,...", help=f"Metric cutoffs, comma-separated [{CUTOFFS_TEXT}].")
 @click.option("--save-run", type=click.Path(dir_okay=False), default=None, help="Also write the ranking as a TREC run file.")
+@click.option("--system", "system_source", default=None, metavar="FILE_OR_NAME",
+              help="Score another search system instead of the built-in pipeline: an endpoint declaration "
+                   "(.toml/.json), a TREC run file, package.module:function, or the name of a system saved in "
+                   "the app (with --db).")
+@click.option("--db", "db_url", default=None, help="The database holding saved systems (for --system NAME).")
 @click.option("--stale", type=click.Choice(["include", "exclude", "fail"]), default="include", show_default=True,
               help="Judgments whose document is missing from CORPUS or changed since judged: score them "
                    "(with a warning), leave them out, or refuse to score (exit 1).")
 @common_options
 @config_options
 @handle_errors
-def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save_run: str | None, stale: str,
-                 as_json: bool,
+def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save_run: str | None,
+                 system_source: str | None, db_url: str | None, stale: str, as_json: bool,
                  min_grade: int, keep_scale: bool, fail_under: tuple[str, ...], worst_by: str | None,
                  metrics: tuple[str, ...], **options) -> None:
     """Run the live retrieval pipeline on every question of GOLDEN over CORPUS and score it.
@@ -122,8 +128,9 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
     from labeler.cli.retrieval import ProgressBar, open_with_progress
     from labeler.golden import read_golden
     from labeler.runfile import write_run
+    from labeler.corpus import load_corpus
     from labeler.evaluation.stale import stale_line
-    from labeler.runs import evaluate_retriever
+    from labeler.runs import evaluate_retriever, evaluate_system, failed_line
 
     ks, bars = resolve_cutoffs(cutoffs, None), parse_bars(fail_under)
     golden_set = read_golden(golden, keep_scale=keep_scale)
@@ -131,28 +138,68 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
     if max(ks) > config.k:
         click.echo(f"note: cutoff {max(ks)} is deeper than the {config.k} documents retrieved "
                    f"(Hint: pass -k {max(ks)})", err=True)
-    retriever = open_with_progress(corpus, config)
-    bar = ProgressBar()
-    try:
-        run, report = evaluate_retriever(golden_set, retriever, config, cutoffs=ks,
-                                         extra=_extra([*metrics, *(m for m, _ in bars)]), min_grade=min_grade,
-                                         progress=bar, stale=stale)
-    finally:
-        bar.close()
+    system = None
+    if system_source is not None:
+        system = _system(system_source, db_url)
+        bar = ProgressBar()
+        try:
+            answered, report = evaluate_system(golden_set, system, k=config.k, corpus=load_corpus(corpus), cutoffs=ks,
+                                               extra=_extra([*metrics, *(m for m, _ in bars)]), min_grade=min_grade,
+                                               stale=stale, progress=bar)
+        finally:
+            bar.close()
+            system.close()
+        run = answered.run()
+        if line := failed_line(report):
+            click.echo(f"warning: {line}", err=True)
+    else:
+        retriever = open_with_progress(corpus, config)
+        bar = ProgressBar()
+        try:
+            run, report = evaluate_retriever(golden_set, retriever, config, cutoffs=ks,
+                                             extra=_extra([*metrics, *(m for m, _ in bars)]), min_grade=min_grade,
+                                             progress=bar, stale=stale)
+        finally:
+            bar.close()
     if line := stale_line(report.settings):
         click.echo(f"warning: {line}", err=True)
     if save_run:
         write_run(save_run, run, tag=f"labeler-{config.config_hash}")
+    described = system.describe() if system is not None else None
     if as_json:
         _emit_json({**report.to_dict(), "corpus": str(corpus), "golden": str(golden),
-                    "config": config.to_dict(), "config_hash": config.config_hash})
+                    **({"system": described} if described else {"config": config.to_dict(),
+                                                                 "config_hash": config.config_hash})})
     else:
-        click.echo(f"config {config.config_hash}: {config.retriever} retrieval, model {config.model}, "
-                   f"index {config.index}, k={config.k}")
+        if described:
+            click.echo(f"system {system.name} ({described.get('kind')}), k={config.k}")
+        else:
+            click.echo(f"config {config.config_hash}: {config.retriever} retrieval, model {config.model}, "
+                       f"index {config.index}, k={config.k}")
         click.echo(render_report(report, cutoffs=ks, worst_by=worst_by and _measure(worst_by)))
         if save_run:
             click.echo(f"\nrun written to {save_run}")
     _finish(report, bars)
+
+
+def _system(source: str, db_url: str | None):
+    """The system --system names: a file or module:function, else a system saved in the app's database."""
+    from labeler.systems import load_system, system_from_dict
+
+    if Path(source).exists() or ":" in source or db_url is None and "." in source:
+        return load_system(source)
+    from storage import normalize_db_url, open_store
+
+    store = open_store(normalize_db_url(db_url))
+    try:
+        saved = (store.accounts.settings().get("systems") or {})
+    finally:
+        store.close()
+    if source not in saved:
+        raise InputError(f"no system file or saved system named {source!r}",
+                         hint=f"saved systems: {', '.join(sorted(saved)) or '(none)'}; or give a .toml/.json "
+                              "declaration, a TREC run file or package.module:function.")
+    return system_from_dict(saved[source]["declaration"], source=f"saved system {source!r}")
 
 
 @cli.command("compare")

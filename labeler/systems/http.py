@@ -15,7 +15,7 @@ import random
 import threading
 import time
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import TYPE_CHECKING, Any
 
 from labeler.progress import Progress
@@ -175,26 +175,22 @@ class HttpSystem(System):
         self.check_environment()  # a missing secret fails the run once, not every question
         t0 = time.perf_counter()
         ids = list(questions)
-        done = 0
-        done_lock = threading.Lock()
 
         def one(query_id: str) -> tuple[Any, int]:
-            nonlocal done
             try:
                 response, attempts = self._send(questions[query_id], k, retries=self.spec.retries)
-                result = tuple(self._ranked(response, k, attempts)), attempts
+                return tuple(self._ranked(response, k, attempts)), attempts
             except SearchFailed as exc:
-                result = QuestionError(query_id, exc.kind, str(exc), exc.attempts), exc.attempts
-            if progress:
-                with done_lock:
-                    done += 1
-                    if done % 25 == 0 or done == len(ids):
-                        progress(done, len(ids), "searching")
-            return result
+                return QuestionError(query_id, exc.kind, str(exc), exc.attempts), exc.attempts
 
+        # Progress is reported from the calling thread (a UI's progress bar may only be touched there).
         with ThreadPoolExecutor(max_workers=min(self.spec.concurrency, max(1, len(ids))),
                                 thread_name_prefix=f"system-{self.name}") as pool:
-            results = list(pool.map(one, ids))
+            futures = {pool.submit(one, q): q for q in ids}
+            for done, _ in enumerate(as_completed(futures), start=1):
+                if progress and (done % 25 == 0 or done == len(ids)):
+                    progress(done, len(ids), "searching")
+            results = [f.result() for f in futures]
         hits = {q: r for q, (r, _) in zip(ids, results) if not isinstance(r, QuestionError)}
         errors = {q: r for q, (r, _) in zip(ids, results) if isinstance(r, QuestionError)}
         calls = sum(n for _, n in results)

