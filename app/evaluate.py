@@ -68,6 +68,15 @@ class RunView:
                 f"corpus {inert(self.record.corpus_line)} · golden set `{(self.record.golden_hash or '')[7:15]}`")
 
     @property
+    def missing_rows(self) -> list[dict[str, Any]]:
+        """Per question, the judged documents the searched corpus lacks (and those edited since judged)."""
+        info = (self.report.settings or {}).get("stale") or {}
+        missing, edited = info.get("missing") or {}, info.get("edited") or {}
+        return [{"query_id": q, "question": self.report.questions.get(q, ""),
+                 "missing from the corpus": ", ".join(missing.get(q, ())), "edited since judged": ", ".join(edited.get(q, ()))}
+                for q in sorted(set(missing) | set(edited))]
+
+    @property
     def failed_warning(self) -> str:
         """How many questions the system failed on (left out of the scores), "" when none."""
         return runs.failed_line(self.report)

@@ -107,9 +107,13 @@ def stale_line(stale: Sequence[StaleJudgment], version: int | None) -> str:
     deleted = sum(1 for s in stale if s.reason == DELETED)
     questions = len({s.query_id for s in stale})
     against = f" against corpus version {version}" if version else ""
-    return (f"{len(stale)} judgments on {questions} questions are stale{against}: {len(stale) - deleted} documents "
-            f"edited since judged, {deleted} missing from the corpus. Re-check them on the Label page; "
-            "evaluations count them (and can leave them out).")
+    return (f"{_n(len(stale), 'judgment')} on {_n(questions, 'question')} {'is' if len(stale) == 1 else 'are'} "
+            f"stale{against}: {_n(len(stale) - deleted, 'document')} edited since judged, {deleted} missing from the "
+            "corpus. Re-check them on the Label page; evaluations count them (and can leave them out).")
+
+
+def _n(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 def version_rows(store: Store) -> list[dict[str, Any]]:

@@ -61,6 +61,9 @@ st.caption(view.caption)
 for warning in (view.stale_warning, view.failed_warning, ev.coverage_warning(report, cutoff)):
     if warning:
         st.warning(warning)
+if rows := view.missing_rows:
+    with st.expander(f"Stale judgments per question ({len(rows)} questions)"):
+        st.dataframe(pd.DataFrame(rows), hide_index=True, key="stale_table")
 
 metrics = pd.DataFrame(ev.metric_rows(report, cutoff))
 st.container(key="metrics").dataframe(metrics, hide_index=True, key="metrics_table", width=640,
