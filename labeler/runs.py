@@ -42,10 +42,10 @@ class RunSink(Protocol):
 
 
 def measures_for(cutoffs: Iterable[int] = DEFAULT_CUTOFFS, extra: Iterable[str] = ()) -> list[str]:
-    """The standard measures at these cutoffs (with judged@k), condensed nDCG at the deepest cutoff,
-    then any other measure asked for (e.g. by a bar)."""
-    cutoffs = tuple(cutoffs)
-    names = [str(m) for m in standard_measures(cutoffs)] + ([f"ndcg_condensed@{max(cutoffs)}"] if cutoffs else [])
+    """The standard measures at these cutoffs (with judged@k), condensed nDCG at each cutoff, then
+    any other measure asked for (e.g. by a bar)."""
+    cutoffs = sorted(set(cutoffs))
+    names = [str(m) for m in standard_measures(cutoffs)] + [f"ndcg_condensed@{k}" for k in cutoffs]
     return names + [m for m in dict.fromkeys(extra) if m not in names]
 
 

@@ -51,7 +51,8 @@ def test_evaluate_run_shows_metrics_per_type_abstention_worst_and_saves_it(app_h
     assert not at.exception, at.exception
     assert any("Run #1 saved" in m for m in texts(at.success))
     metrics = at.dataframe[0].value
-    assert list(metrics["metric"]) == ["recall@10", "precision@10", "mrr@10", "ndcg@10", "hit@10"]
+    assert list(metrics["metric"]) == ["recall@10", "precision@10", "mrr@10", "ndcg@10", "hit@10", "ndcg_condensed@10"]
+    assert "judged@10" in metrics.columns
     assert ((metrics["ci95_low"] <= metrics["mean"]) & (metrics["mean"] <= metrics["ci95_high"])).all()
     per_type = at.dataframe[1].value
     assert set(per_type["query_type"]) >= {"numeric-fact", "policy-lookup"}
