@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
 
-.PHONY: install run test test-slow bench screenshots chromium clean
+.PHONY: install run test test-slow bench screenshots chromium postgres clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,7 +23,11 @@ run: install
 chromium:
 	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium)
 
-test: install chromium
+# The tests start their own throwaway PostgreSQL server from these binaries (tests/pg_support.py).
+postgres:
+	@compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || command -v initdb >/dev/null || (apt-get update -qq && apt-get install -y -qq postgresql)
+
+test: install chromium postgres
 	$(PY) -m pytest
 
 test-slow: install

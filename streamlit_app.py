@@ -25,6 +25,7 @@ pages = [
     st.Page("views/golden_set.py", title="Golden set", icon=":material/checklist:"),
     st.Page("views/evaluate.py", title="Evaluate", icon=":material/query_stats:"),
     st.Page("views/compare.py", title="Compare runs", icon=":material/compare_arrows:"),
+    st.Page("views/adjudicate.py", title="Adjudicate", icon=":material/gavel:"),
 ]
 if actor.team and actor.can(Can.MANAGE_USERS):
     pages.append(st.Page("views/team.py", title="Team", icon=":material/group:"))

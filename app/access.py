@@ -7,7 +7,8 @@ the page shows. The roles are stored in the database (`storage.accounts`):
 - annotator: also write questions, grade, run evaluations, and edit or delete their own
   questions while no one else has judged them;
 - admin: everything, including opening or uploading a corpus, importing golden files,
-  deleting any question, and managing users, roles and team settings.
+  deleting any question, managing users, roles and team settings, and adjudicating
+  disagreements (the final grade of a disputed document).
 In local mode (one person on 127.0.0.1, no sign-in) the one user is an admin named in the sidebar.
 """
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Can(StrEnum):
     MANAGE_USERS = "manage users and roles"
     TEAM_SETTINGS = "change team settings"
     DECLARE_SYSTEMS = "declare search systems (the server sends requests where they say)"
+    ADJUDICATE = "adjudicate disagreements (set final grades)"
 
 
 _VIEWER = frozenset({Can.READ, Can.EXPORT})

@@ -178,3 +178,10 @@ def grade_history_rows(store: Store, query_id: str) -> list[dict[str, Any]]:
     return [{"doc_id": e.doc_id, "annotator": e.annotator, "grade": e.grade, "given": e.given_at,
              "replaced": e.replaced_at or "(current)", "by": e.replaced_by, "change": e.change, "note": e.note}
             for e in store.grade_history(query_id)]
+
+
+def progress_rows(store: Store, *, window_hours: float = 8) -> list[dict[str, Any]]:
+    """Per annotator, for the Golden set page: questions judged, judgments, judgments per hour lately."""
+    return [{"annotator": p.annotator, "questions judged": p.questions, "judgments": p.judgments,
+             f"judgments / hour (last {window_hours:g} h)": round(p.per_hour, 1)}
+            for p in store.annotator_progress(window_hours=window_hours)]

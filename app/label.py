@@ -7,9 +7,10 @@ current question's judgments; never the whole collection.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from app.access import Actor, Can
+from app.accounts import team_mode
 from labeler.candidates import Candidate, keyword_search, query_terms, shuffled
 from labeler.corpus import Corpus
 from labeler.errors import InputError
@@ -24,6 +25,8 @@ STATUS_MARKS = {Status.DONE: "✓", Status.UNANSWERABLE: "∅", Status.STARTED: 
 STATUS_BADGES = {Status.DONE: ":green-badge[done]", Status.UNANSWERABLE: ":orange-badge[unanswerable]",
                  Status.STARTED: ":gray-badge[started]", Status.NEW: ":gray-badge[new]"}
 RETRIEVER_NAMES = {"bm25": "BM25"}
+BLIND_NOTE = ("**Blind judging**: other annotators' grades and marks on this question stay hidden until you have "
+              "finished it — graded every candidate, or marked it unanswerable.")
 UNANSWERABLE_NOTE = ("You marked it **unanswerable**: no document answers it, so your grades 1-3 are off. "
                      "Grade 0 still records \"seen and rejected\".")
 # Words too common to be worth a highlight; retrieval itself still sees them.
@@ -108,11 +111,13 @@ def building_note(progress: str) -> str:
 
 
 def candidate_views(corpus: Corpus, pooled: Sequence[Candidate], status: QuestionStatus, annotator: str, *,
-                    shuffle: bool = False) -> list[CandidateView]:
+                    shuffle: bool = False, blind: bool = False) -> list[CandidateView]:
     """Pooled candidates (optionally in a stable shuffled order), then documents judged on this
     question that no retriever surfaced (added by search or by another annotator). Shuffled, a
     candidate's retriever badges ("dense #1") stay hidden until this annotator has graded it:
-    they would give the ranking away, which is what shuffling hides."""
+    they would give the ranking away, which is what shuffling hides. `blind` (see `hides_others`):
+    until this annotator has finished the question, no other annotator's grade shows, nor a
+    document only others added."""
     question = status.question
     pooled = shuffled(pooled, question.query_id) if shuffle else list(pooled)
     grades: dict[str, dict[str, int]] = {}
@@ -124,7 +129,29 @@ def candidate_views(corpus: Corpus, pooled: Sequence[Candidate], status: Questio
     terms = highlight_terms(question.question)
     if shuffle:
         shown = [(d, b if annotator in grades.get(d, {}) or b == ["added"] else ["shuffled"]) for d, b in shown]
-    return [_view(corpus, doc_id, badges, terms, grades.get(doc_id, {}), annotator) for doc_id, badges in shown]
+    views = [_view(corpus, doc_id, badges, terms, grades.get(doc_id, {}), annotator) for doc_id, badges in shown]
+    if blind and hides_others(views, status, annotator):
+        views = [replace(v, others={}) for v in views if v.doc_id in in_pool or v.grade is not None]
+    return views
+
+
+def blind_judging(store: Store) -> bool:
+    """The team setting `blind`; unset, on in team mode and off in the local app."""
+    value = store.accounts.settings().get("blind")
+    return team_mode() if value is None else bool(value)
+
+
+def hides_others(views: Sequence[CandidateView], status: QuestionStatus, annotator: str) -> bool:
+    """Under blind judging, True while `annotator` has not finished the question: finished means they
+    graded every candidate shown to them, or marked the question unanswerable."""
+    if status.votes_unanswerable(annotator):
+        return False
+    return not views or any(v.grade is None for v in views if v.doc_id not in _others_only(views))
+
+
+def _others_only(views: Sequence[CandidateView]) -> set[str]:
+    # documents that only others added (badge "added", no grade of mine): not shown while blind
+    return {v.doc_id for v in views if v.badges == ("added",) and v.grade is None}
 
 
 def search_results(corpus: Corpus, query: str, question: str, *, limit: int = 10) -> list[CandidateView]:
@@ -195,10 +222,13 @@ def query_types(index: Sequence[QuestionSummary]) -> list[str]:
     return sorted(counts, key=lambda t: (-counts[t], t)) + [t for t in STARTER_QUERY_TYPES if t not in counts]
 
 
-def unanswerable_notes(status: QuestionStatus, annotator: str) -> list[tuple[str, str]]:
+def unanswerable_notes(status: QuestionStatus, annotator: str, *, hidden: bool = False) -> list[tuple[str, str]]:
     """What the judging area says about "unanswerable" for this annotator: (kind, markdown) pairs,
-    kind "warning" (their own vote) or "info" (others' votes, a disagreement)."""
+    kind "warning" (their own vote) or "info" (others' votes, a disagreement); `hidden` (blind
+    judging, not finished): only the blind note and their own vote."""
     mine = status.votes_unanswerable(annotator)
+    if hidden:
+        return [("info", BLIND_NOTE)] + ([("warning", UNANSWERABLE_NOTE)] if mine else [])
     others = [inert(a) for a in status.voters if a != annotator]
     notes = [("warning", UNANSWERABLE_NOTE)] if mine else []
     if others:
@@ -243,6 +273,14 @@ def grade(store: Store, actor: Actor, query_id: str, doc_id: str, grade: int | N
     else:
         store.set_judgment(query_id, doc_id, grade, annotator=actor.name,
                            doc=corpus.get(doc_id) if corpus is not None else None)
+    store.renew_claim(query_id, actor.name)  # working on it: a claimed question's lease is extended
+
+
+def next_for_me(store: Store, actor: Actor) -> str | None:
+    """Claim the question the actor should judge next from the shared queue (storage.work_queue):
+    its query id, or None when no question wants another judge."""
+    actor.require(Can.GRADE)
+    return store.next_question(actor.name)
 
 
 def set_unanswerable(store: Store, actor: Actor, query_id: str, value: bool) -> None:

@@ -33,6 +33,8 @@ DEFAULT_SETTINGS: Mapping[str, Any] = {
     "session_hours": 12,  # a built-in sign-in lasts this long
     "oidc_default_role": "none",  # role of an OIDC user not in the list ("none": refused)
     "systems": {},  # saved search systems: name -> declaration (app.systems checks them; no secret inside)
+    "overlap": 1,  # independent judgments wanted per question (the work queue, storage.work_queue)
+    "blind": None,  # hide others' grades until I finish a question; None: on in team mode (app.label)
 }
 _EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s]{1,190}")
 
@@ -299,6 +301,11 @@ def _guard_last_admin(conn: Connection, row: Any, values: Mapping[str, Any]) -> 
         raise InputError(f"{row.email} is the last admin", hint="make someone else admin first.")
 
 
+def read_settings(conn: Connection) -> dict[str, Any]:
+    """Every team setting (defaults filled in), inside the caller's transaction."""
+    return _settings(conn)
+
+
 def _settings(conn: Connection) -> dict[str, Any]:
     stored = {r.key: r.value for r in conn.execute(sa.select(S.team_settings))}
     return {**DEFAULT_SETTINGS, **{k: v for k, v in stored.items() if k in DEFAULT_SETTINGS}}
@@ -321,5 +328,14 @@ def _check_setting(key: str, value: Any) -> Any:
     if key == "systems":
         if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, dict) for k, v in value.items()):
             raise InputError("systems must map names to declarations", hint="save systems from the Evaluate page.")
+        return value
+    if key == "overlap":
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 20:
+            raise InputError(f"overlap must be a whole number of judges between 1 and 20, got {value!r}",
+                             hint="e.g. 2 for two independent judgments per question.")
+        return value
+    if key == "blind":
+        if value is not None and not isinstance(value, bool):
+            raise InputError(f"blind must be true or false, got {value!r}", hint="true hides others' grades.")
         return value
     raise InputError(f"unknown team setting {key!r}", hint=f"known settings: {', '.join(DEFAULT_SETTINGS)}.")

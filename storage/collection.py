@@ -1,6 +1,11 @@
 """Collections inside a transaction: lookup, creation, corpus details, and the revision counter.
 
 Functions here take an open `Connection`; the `Store` decides the transaction around them.
+
+A write to a collection first locks its row (`lock_collection`; on SQLite the whole database is
+already locked by BEGIN IMMEDIATE): on PostgreSQL's READ COMMITTED, what a write reads before it
+writes (the next free question id, the votes a consensus is made of, the grade a regrade
+replaces) then stays true until it commits, as on SQLite. Writers to other collections go on.
 """
 from __future__ import annotations
 
@@ -25,7 +30,10 @@ def collection_row(conn: Connection, name: str) -> Any:
 
 
 def collection_id(conn: Connection, name: str, *, create: bool = False) -> int:
-    """The collection's id; created when `create`, else an InputError naming the known ones."""
+    """The collection's id; with `create` (a write) created if missing and locked, else an InputError naming
+    the known ones."""
+    if create:
+        lock_collection(conn, name)
     row = collection_row(conn, name)
     if row is not None:
         return row.id
@@ -36,8 +44,20 @@ def collection_id(conn: Connection, name: str, *, create: bool = False) -> int:
                               "import a golden set or add a question to create one.")
     if not isinstance(name, str) or not name.strip():
         raise InputError("a collection name is required", hint=f"the default is {DEFAULT_COLLECTION!r}.")
-    insert = S.collections.insert().values(name=name, created_at=utc_now(), revision=1)
-    return conn.execute(insert).inserted_primary_key[0]
+    # Two first writes to a new collection at once: one inserts, the other finds its row (and waits for it).
+    conn.execute(S.insert_ignore(S.collections, conn.dialect.name).values(name=name, created_at=utc_now(), revision=1))
+    lock_collection(conn, name)
+    return conn.execute(sa.select(S.collections.c.id).where(S.collections.c.name == name)).scalar_one()
+
+
+def lock_collection(conn: Connection, name: str) -> None:
+    """Lock the collection's row (if it exists) until the write transaction ends; before the write reads
+    anything. SQLite: nothing to do, BEGIN IMMEDIATE locked the database."""
+    if conn.dialect.name == "sqlite":
+        return
+    c = S.collections
+    # FOR NO KEY UPDATE: the lock that bumping `revision` takes anyway, taken before the reads.
+    conn.execute(sa.select(c.c.id).where(c.c.name == name).with_for_update(key_share=True))
 
 
 def to_collection(row: Any) -> Collection:

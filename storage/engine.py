@@ -1,4 +1,4 @@
-"""The database connection: URLs, the SQLite engine and its pragmas, transactions, and errors.
+"""The database connection: URLs, the SQLite and PostgreSQL engines, transactions, and errors.
 
 Every public write is one transaction. On SQLite the transaction starts with `BEGIN IMMEDIATE`,
 so concurrent writers queue on the database lock (for up to BUSY_TIMEOUT_S) instead of failing
@@ -8,10 +8,18 @@ while one writer writes; `synchronous=FULL` keeps a committed label through a po
 A SQLite path is checked before anything is opened, so a mistyped `--db` never leaves an empty
 database behind: its folder must exist and be a writable folder. Only the default data
 directory (`$LABELER_HOME`, else `.labeler/` in the cwd) is created on first use.
+
+PostgreSQL (`postgresql+psycopg://user@host/db`, psycopg 3; `postgresql://` means the same) runs
+at READ COMMITTED: a write that reads before it writes locks what it depends on first (its
+collection's row, storage.collection.lock_collection), and inserts that two writers may race to
+make rely on ON CONFLICT, so the same writes are safe on both engines. LABELER_DB_URL, when set,
+is the default database instead of the SQLite file.
 """
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -27,6 +35,8 @@ from storage import migrations as M
 from storage import schema as S
 
 DB_FILENAME = "labeler.db"
+DB_URL_ENV = "LABELER_DB_URL"
+PG_CONNECT_TIMEOUT_S = 10
 BUSY_TIMEOUT_S = 60
 SYNCHRONOUS_LEVELS = ("FULL", "EXTRA", "NORMAL")
 
@@ -48,7 +58,9 @@ def data_dir() -> Path:
 
 
 def default_db_url() -> str:
-    """`sqlite:///$LABELER_HOME/labeler.db` ($LABELER_HOME defaults to `.labeler/` in the cwd)."""
+    """$LABELER_DB_URL when set, else `sqlite:///$LABELER_HOME/labeler.db` ($LABELER_HOME: `.labeler/` in the cwd)."""
+    if os.environ.get(DB_URL_ENV, "").strip():
+        return normalize_db_url(os.environ[DB_URL_ENV].strip())
     return "sqlite:///" + str(data_dir() / DB_FILENAME)
 
 
@@ -57,6 +69,9 @@ def normalize_db_url(url: str | Path | None) -> str:
     if url is None or str(url).strip() == "":
         return default_db_url()
     text = str(url)
+    for scheme in ("postgresql://", "postgres://"):  # psycopg 3 is the driver we ship, not psycopg2
+        if text.startswith(scheme):
+            return "postgresql+psycopg://" + text[len(scheme):]
     if "://" in text or text.startswith("sqlite:"):
         return text
     try:
@@ -93,18 +108,25 @@ def _is_memory(url: sa.engine.URL) -> bool:
 
 
 def create_engine(url_text: str, synchronous: str = "FULL") -> Engine:
-    """An engine for the URL; on SQLite with the labeler's pragmas and write locking."""
+    """An engine for the URL: on SQLite with the labeler's pragmas and write locking, on PostgreSQL at READ COMMITTED."""
     try:
         url = sa.engine.make_url(url_text)
     except sa.exc.ArgumentError as exc:
         raise StorageError(f"not a database URL: {url_text!r} ({exc})",
                            hint="use sqlite:///path/to/labeler.db, postgresql://..., or a file path.") from None
     if url.get_backend_name() != "sqlite":
+        kwargs = {}
+        if url.get_backend_name() == "postgresql":
+            if url.drivername == "postgresql":  # psycopg 3, not SQLAlchemy's default psycopg2
+                url = url.set(drivername="postgresql+psycopg")
+            kwargs = {"isolation_level": "READ COMMITTED",
+                      "connect_args": {} if "connect_timeout" in url.query else {"connect_timeout": PG_CONNECT_TIMEOUT_S}}
         try:
-            return sa.create_engine(url, pool_pre_ping=True)
+            return sa.create_engine(url, pool_pre_ping=True, **kwargs)
         except (ImportError, sa.exc.ArgumentError, sa.exc.NoSuchModuleError) as exc:
-            raise StorageError(f"cannot use database URL {url.render_as_string()}: {exc}",
-                               hint="install the database driver, or use a sqlite:/// URL.") from None
+            raise StorageError(f"cannot use database URL {url.render_as_string(hide_password=True)}: {exc}",
+                               hint="install the database driver (PostgreSQL: pip install 'psycopg[binary]'), "
+                                    "or use a sqlite:/// URL.") from None
 
     memory = _is_memory(url)
     if not memory and url.database and not url.database.startswith("file:"):
@@ -123,8 +145,8 @@ def create_engine(url_text: str, synchronous: str = "FULL") -> Engine:
         cur = dbapi_conn.cursor()
         cur.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
         cur.execute("PRAGMA foreign_keys = ON")
-        if not memory and cur.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
-            cur.execute("PRAGMA journal_mode = WAL")
+        if not memory:
+            _use_wal(cur)
         cur.execute(f"PRAGMA synchronous = {synchronous}")
         cur.close()
 
@@ -138,10 +160,30 @@ def create_engine(url_text: str, synchronous: str = "FULL") -> Engine:
     return engine
 
 
+def _use_wal(cur: sqlite3.Cursor) -> None:
+    # Switching a new file to WAL needs it to itself, and SQLite answers "locked" at once instead of
+    # waiting (busy_timeout does not apply) while another connection's first transaction runs, as
+    # when several processes open one new database together: try again until that one ends.
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            if cur.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                cur.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 def storage_error(exc: sa.exc.DBAPIError, url: str) -> StorageError:
     """A driver error as a StorageError with a hint for the likely cause."""
-    detail = str(getattr(exc, "orig", exc)) or type(exc).__name__
-    if "locked" in detail or "busy" in detail:
+    detail = (str(getattr(exc, "orig", exc)) or type(exc).__name__).strip()
+    if "could not translate host" in detail or "connection failed" in detail or "Connection refused" in detail:
+        hint = "check the host and port of the database URL, and that the PostgreSQL server is running."
+    elif "password authentication" in detail or ("does not exist" in detail and "database" in detail):
+        hint = "check the user, password and database name of the URL (the database must exist: createdb NAME)."
+    elif "locked" in detail or "busy" in detail:
         hint = (f"another process held the database for over {BUSY_TIMEOUT_S} s; "
                 "try again, or look for a stuck labeler process.")
     elif "not a database" in detail or "malformed" in detail:
@@ -150,7 +192,15 @@ def storage_error(exc: sa.exc.DBAPIError, url: str) -> StorageError:
         hint = "check that the folder exists and is writable, or set LABELER_HOME / --db."
     else:
         hint = "check the database URL and that the database is reachable."
-    return StorageError(f"database error ({detail})", path=url, hint=hint)
+    return StorageError(f"database error ({detail.splitlines()[0]})", path=shown_url(url), hint=hint)
+
+
+def shown_url(url: str) -> str:
+    """The URL as messages show it: the password masked."""
+    try:
+        return sa.engine.make_url(url).render_as_string(hide_password=True)
+    except sa.exc.ArgumentError:
+        return url
 
 
 class Database:
@@ -189,12 +239,13 @@ class Database:
         return self._tx(False)
 
     def migrate(self) -> list[int]:
-        """Apply pending migrations; the versions applied (empty when up to date)."""
+        """Apply pending migrations (Alembic revisions); the versions applied (empty when up to date)."""
         with self.read() as conn:
-            if not M.pending_migrations(M.current_version(conn)):
+            if M.up_to_date(M.database_state(conn)):
                 return []
+        M.script_directory()  # Alembic imported and its revisions read before the write lock is taken
         with self.write() as conn:  # re-checked under the write lock: another process may have won
-            return M.apply_migrations(conn)
+            return M.upgrade(conn)
 
     def schema_version(self) -> int:
         """The database's schema version."""

@@ -30,6 +30,7 @@ from storage.questions import (
     check_id, check_stored_grade, chunks, judgment_rows, keep_history, question_query, to_question, write_judgments,
 )
 from storage import versions, votes
+from storage.adjudication import adjudications
 from storage.records import IMPORT_ANNOTATOR, ImportSummary
 from storage.schema import utc_now
 
@@ -56,6 +57,10 @@ def export_golden(conn: Connection, *, collection: str, complete_only: bool, mar
         if j.annotator != IMPORT_ANNOTATOR:
             people.setdefault(j.query_id, set()).add(j.annotator)
     qrels = consensus(ratings).qrels
+    final: dict[str, dict[str, Any]] = {}
+    for (query_id, doc_id), adj in adjudications(conn, collection).items():  # outweighs the consensus
+        qrels.setdefault(query_id, {})[doc_id] = adj.grade
+        final.setdefault(query_id, {})[doc_id] = {"grade": adj.grade, "by": adj.by, "note": adj.note}
     stale: dict[str, set[str]] = {}
     for sj in versions.stale_judgments(conn, cid) if mark_stale else ():
         stale.setdefault(sj.query_id, set()).add(sj.doc_id)
@@ -68,6 +73,8 @@ def export_golden(conn: Connection, *, collection: str, complete_only: bool, mar
         if known := hashes.get(q.query_id):
             golden = replace(golden, extra={**golden.extra, DOC_HASHES_FIELD: {
                 d: known[d][1] for d in sorted(known) if d in grades}})
+        if said := final.get(q.query_id):  # DESIGN: optional `adjudicated`
+            golden = replace(golden, extra={**golden.extra, "adjudicated": said})
         if mark_stale and stale.get(q.query_id):
             golden = replace(golden, extra={**golden.extra, "stale_docs": sorted(stale[q.query_id])})
         local = [a for a in voted.get(q.query_id, ()) if a != IMPORT_ANNOTATOR]

@@ -27,7 +27,7 @@ from labeler.ids import ID_HINT, id_problem
 from labeler.status import status_of
 from storage import schema as S
 from storage import versions, votes
-from storage.collection import bump_revision, collection_id, collection_row
+from storage.collection import bump_revision, collection_id, collection_row, lock_collection
 from storage.records import IMPORT_ANNOTATOR, GradeEvent, Judgment, Question, QuestionStatus
 from storage.schema import utc_now
 
@@ -109,8 +109,12 @@ def to_judgment(row: Any) -> Judgment:
                     row.doc_hash)
 
 
-def question_row(conn: Connection, collection: str, query_id: str, *, required: bool = True) -> Any:
-    """The question's row (question_query columns); None, or an InputError when `required`."""
+def question_row(conn: Connection, collection: str, query_id: str, *, required: bool = True,
+                 lock: bool = False) -> Any:
+    """The question's row (question_query columns); None, or an InputError when `required`. With `lock`
+    (a write), its collection is locked first (storage.collection.lock_collection)."""
+    if lock:
+        lock_collection(conn, collection)
     q, c = S.questions, S.collections
     row = conn.execute(question_query().join(c, c.c.id == q.c.collection_id)
                        .where(c.c.name == collection, q.c.query_id == query_id)).first()
@@ -184,11 +188,7 @@ def keep_history(conn: Connection, rows: list[dict[str, Any]], *, change: str, b
 def _upsert_judgment(dialect: str):
     # Built once per dialect: constructing the ON CONFLICT clause cost ~0.8 ms of every grade click.
     t = S.judgments
-    if dialect == "postgresql":
-        from sqlalchemy.dialects.postgresql import insert
-    else:
-        from sqlalchemy.dialects.sqlite import insert
-    stmt = insert(t)
+    stmt = S.dialect_insert(dialect)(t)
     return stmt.on_conflict_do_update(
         index_elements=[t.c.question_id, t.c.doc_id, t.c.annotator],
         set_={"grade": stmt.excluded.grade, "note": stmt.excluded.note, "updated_at": stmt.excluded.updated_at,
@@ -239,7 +239,7 @@ def edit_question(conn: Connection, query_id: str, *, collection: str, values: d
     """Change the given columns of a question (no values: nothing changes)."""
     if "text" in values:
         check_text(values["text"])
-    row = question_row(conn, collection, query_id)
+    row = question_row(conn, collection, query_id, lock=True)
     if values:
         _touch(conn, row, **values)
     return to_question(question_row(conn, collection, query_id))
@@ -247,7 +247,7 @@ def edit_question(conn: Connection, query_id: str, *, collection: str, values: d
 
 def delete_question(conn: Connection, query_id: str, *, collection: str) -> bool:
     """Delete a question and (by cascade) its judgments; False if there was none."""
-    row = question_row(conn, collection, query_id, required=False)
+    row = question_row(conn, collection, query_id, required=False, lock=True)
     if row is None:
         return False
     conn.execute(S.questions.delete().where(S.questions.c.id == row.id))
@@ -260,7 +260,7 @@ def set_unanswerable(conn: Connection, query_id: str, unanswerable: bool, *, col
     """Record (or withdraw) `by`'s vote that no document answers the question; refused while they
     grade one of its documents >= 1. The question's flag becomes the team's consensus."""
     annotator = check_annotator(by)
-    row = question_row(conn, collection, query_id)
+    row = question_row(conn, collection, query_id, lock=True)
     if unanswerable:
         votes.check_vote_allowed(conn, row.id, query_id, annotator)
     if votes.write_vote(conn, row.id, annotator, unanswerable):
@@ -279,7 +279,7 @@ def set_judgment(conn: Connection, query_id: str, doc_id: str, grade: int, *, an
     check_id(doc_id, "doc id")
     check_grade(grade)
     annotator = check_annotator(annotator)
-    row = question_row(conn, collection, query_id)
+    row = question_row(conn, collection, query_id, lock=True)
     votes.check_grade_allowed(conn, row.id, query_id, annotator, grade)
     now = utc_now()
     if doc is not None:
@@ -300,7 +300,7 @@ def confirm_judgment(conn: Connection, query_id: str, doc_id: str, *, annotator:
     """`annotator` confirms their grade still holds for the document as it is now (`doc`): the grade
     becomes current (the old content hash goes to the history, change "confirmed"); False if
     they had no grade for it."""
-    row = question_row(conn, collection, query_id)
+    row = question_row(conn, collection, query_id, lock=True)
     j = S.judgments
     old = conn.execute(sa.select(j).where(j.c.question_id == row.id, j.c.doc_id == doc_id,
                                           j.c.annotator == annotator)).first()
@@ -319,7 +319,7 @@ def confirm_judgment(conn: Connection, query_id: str, doc_id: str, *, annotator:
 
 def clear_judgment(conn: Connection, query_id: str, doc_id: str, *, annotator: str, collection: str) -> bool:
     """Remove `annotator`'s grade for the document; False if there was none."""
-    row = question_row(conn, collection, query_id)
+    row = question_row(conn, collection, query_id, lock=True)
     j = S.judgments
     keep_history(conn, [dict(question_id=row.id, doc_id=doc_id, annotator=annotator)], change="cleared")
     done = conn.execute(j.delete().where(j.c.question_id == row.id, j.c.doc_id == doc_id,

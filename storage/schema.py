@@ -1,13 +1,15 @@
-"""The database schema: the current tables as one constant, plus numbered migrations.
+"""The database schema: the current tables as one constant; numbered Alembic revisions build it.
 
-`SCHEMA` describes the tables as they are after the last migration; queries use it.
-`storage.migrations.MIGRATIONS` bring any older database (down to an empty file) up to date.
+`SCHEMA` describes the tables as they are after the last revision; queries use it.
+storage.migrations (the revisions in storage/alembic/versions/) brings any older database, down
+to an empty one, up to date.
 
 Times are ISO 8601 UTC strings ("2026-11-29T10:00:00Z"), JSON is stored as text: both behave
 the same on SQLite and PostgreSQL and round-trip exactly.
 """
 from __future__ import annotations
 
+import functools
 import json
 from datetime import datetime, timezone
 from typing import Any
@@ -28,10 +30,29 @@ class JSONText(sa.types.TypeDecorator):
         return None if value is None else json.loads(value)
 
 
+def dialect_insert(dialect: str) -> Any:
+    """The dialect's `insert` construct, which has ON CONFLICT clauses (SQLite and PostgreSQL)."""
+    if dialect == "postgresql":
+        from sqlalchemy.dialects.postgresql import insert
+    else:
+        from sqlalchemy.dialects.sqlite import insert
+    return insert
+
+
+@functools.lru_cache(maxsize=16)
+def insert_ignore(table: sa.Table, dialect: str) -> Any:
+    """INSERT ... ON CONFLICT DO NOTHING into `table` (built once per table and dialect): of two writers
+    that race to insert one row, one inserts it and the other goes on."""
+    return dialect_insert(dialect)(table).on_conflict_do_nothing()
+
+
 def utc_now() -> str:
     """The current time as an ISO 8601 UTC string with second precision."""
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
+
+# v9: an imported scale may hold any 64-bit grade; SQLite's INTEGER is 64-bit, PostgreSQL's BIGINT.
+GRADE = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 # --------------------------------------------------------------------------- the current schema
 
@@ -83,7 +104,7 @@ judgments = sa.Table(
     sa.Column("id", sa.Integer, primary_key=True),
     sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), nullable=False),
     sa.Column("doc_id", sa.Text, nullable=False),
-    sa.Column("grade", sa.Integer, nullable=False),
+    sa.Column("grade", GRADE, nullable=False),
     sa.Column("annotator", sa.Text, nullable=False),
     sa.Column("created_at", sa.Text, nullable=False),
     sa.Column("updated_at", sa.Text, nullable=False),
@@ -154,7 +175,7 @@ judgment_history = sa.Table(
     sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), nullable=False),
     sa.Column("doc_id", sa.Text, nullable=False),
     sa.Column("annotator", sa.Text, nullable=False),
-    sa.Column("grade", sa.Integer, nullable=False),
+    sa.Column("grade", GRADE, nullable=False),
     sa.Column("note", sa.Text, nullable=False, server_default=""),
     sa.Column("given_at", sa.Text, nullable=False),  # when this (old) grade was given
     sa.Column("replaced_at", sa.Text, nullable=False),
@@ -213,3 +234,23 @@ team_settings = sa.Table(
     sa.Column("updated_by", sa.Text, nullable=False, server_default=""),
 )
 
+
+# v10: the shared work queue (storage.work_queue): who is judging which question, until when.
+claims = sa.Table(
+    "claims", SCHEMA,
+    sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("annotator", sa.Text, primary_key=True),
+    sa.Column("claimed_at", sa.Text, nullable=False),
+    sa.Column("expires_at", sa.Text, nullable=False),
+)
+
+# v10: an adjudicator's final grade of a disputed (question, document), which outweighs the consensus.
+adjudications = sa.Table(
+    "adjudications", SCHEMA,
+    sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("doc_id", sa.Text, primary_key=True),
+    sa.Column("grade", GRADE, nullable=False),
+    sa.Column("note", sa.Text, nullable=False, server_default=""),
+    sa.Column("by", sa.Text, nullable=False),
+    sa.Column("at", sa.Text, nullable=False),
+)

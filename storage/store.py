@@ -18,6 +18,7 @@ pseudo-annotator's grades count in it, and agreement statistics leave it out.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +28,8 @@ from labeler.agreement import AgreementReport, Consensus, Ratings, agreement, co
 from labeler.corpus import Corpus, Document
 from labeler.golden import GoldenHealth, GoldenSet, golden_health
 from storage import collection as C
-from storage.accounts import Accounts
-from storage import golden_io, question_index, questions, runs, versions
+from storage.accounts import Accounts, read_settings
+from storage import adjudication, golden_io, question_index, questions, runs, versions, work_queue
 from storage import schema as S
 from storage.engine import Database, default_db_url, normalize_db_url
 from storage.versions import CorpusVersion, StaleJudgment
@@ -61,6 +62,7 @@ class Store:
         self.url = url
         self.engine = self._db.engine
         self.accounts = Accounts(self._db)  # team mode: users, roles, sessions, settings
+        self.clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)  # the queue's leases; tests move it
 
     def __repr__(self) -> str:
         return f"Store({self.engine.url.render_as_string(hide_password=True)!r})"
@@ -268,6 +270,53 @@ class Store:
     def health(self, *, collection: str = DEFAULT_COLLECTION) -> GoldenHealth:
         """Question count, unanswerable share, per-type counts, questions with no relevant doc yet."""
         return golden_health(self.export_golden(collection=collection))
+
+    # ---- the shared work queue (storage.work_queue)
+
+    def next_question(self, annotator: str, *, collection: str = DEFAULT_COLLECTION,
+                      lease_minutes: float = 30) -> str | None:
+        """Claim (lease_minutes) the question `annotator` should judge next: one still wanting judges (team
+        setting `overlap`) that they have not judged, closest to done first; None when none is left."""
+        with self._db.write() as conn:
+            return work_queue.next_question(conn, collection, annotator, overlap=int(read_settings(conn)["overlap"]),
+                                            now=self.clock(), lease=timedelta(minutes=lease_minutes))
+
+    def renew_claim(self, query_id: str, annotator: str, *, collection: str = DEFAULT_COLLECTION,
+                    lease_minutes: float = 30) -> bool:
+        """Extend `annotator`'s live claim on the question; False when they hold none (expired or never)."""
+        with self._db.write() as conn:
+            return work_queue.renew_claim(conn, collection, query_id, annotator, now=self.clock(),
+                                          lease=timedelta(minutes=lease_minutes))
+
+    def release_claim(self, query_id: str, annotator: str, *, collection: str = DEFAULT_COLLECTION) -> bool:
+        """Give the question back to the queue; False when `annotator` held no claim on it."""
+        with self._db.write() as conn:
+            return work_queue.release_claim(conn, collection, query_id, annotator)
+
+    def claims(self, *, collection: str = DEFAULT_COLLECTION) -> dict[str, list[str]]:
+        """query_id -> who holds a live claim on it."""
+        with self._db.read() as conn:
+            return work_queue.claims_of(conn, collection, now=self.clock())
+
+    def annotator_progress(self, *, collection: str = DEFAULT_COLLECTION,
+                           window_hours: float = 8) -> list[work_queue.Progress]:
+        """Per annotator: questions judged, judgments, judgments per hour over the last `window_hours`."""
+        with self._db.read() as conn:
+            return work_queue.progress(conn, collection, now=self.clock(), window=timedelta(hours=window_hours))
+
+    # ---- adjudication (storage.adjudication)
+
+    def adjudicate(self, query_id: str, doc_id: str, grade: int | None, *, by: str, note: str = "",
+                   collection: str = DEFAULT_COLLECTION) -> adjudication.Adjudication | None:
+        """Set the final grade of a document for a question (None withdraws it); it outweighs the consensus."""
+        with self._db.write() as conn:
+            return adjudication.adjudicate(conn, collection, query_id, doc_id, grade, by=by, note=note)
+
+    def adjudications(self, *, collection: str = DEFAULT_COLLECTION
+                      ) -> dict[tuple[str, str], adjudication.Adjudication]:
+        """(query_id, doc_id) -> its adjudication."""
+        with self._db.read() as conn:
+            return adjudication.adjudications(conn, collection)
 
     # ---- golden sets
 

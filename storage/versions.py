@@ -80,8 +80,8 @@ def keep_texts(conn: Connection, docs: Iterable[Document]) -> None:
     for i in range(0, len(hashes), 500):
         known = set(conn.execute(sa.select(t.c.doc_hash).where(t.c.doc_hash.in_(hashes[i:i + 500]))).scalars())
         new = [rows[h] for h in hashes[i:i + 500] if h not in known]
-        if new:
-            conn.execute(t.insert(), new)
+        if new:  # ON CONFLICT DO NOTHING: the texts are shared by all collections, whose writers do not queue
+            conn.execute(S.insert_ignore(t, conn.dialect.name), new)
 
 
 def text_of(conn: Connection, doc_hash: str | None) -> Document | None:

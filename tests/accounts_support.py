@@ -1,8 +1,9 @@
-"""Team accounts on real SQLite files, for test_storage_accounts.
+"""Team accounts on real databases (a SQLite file and a PostgreSQL database), for test_storage_accounts.
 
-argon2 costs ~0.1 s per hash or verify, so the users are created once per test module in a
-template database that each test copies (a checkpointed SQLite file is the whole database).
-Time is moved by replacing `store.accounts.clock` with a `Clock`.
+argon2 costs ~0.1 s per hash or verify, so the users are created once per test module and engine
+in a template database that each test copies (a checkpointed SQLite file is the whole database;
+on PostgreSQL, CREATE DATABASE ... TEMPLATE). Time is moved by replacing `store.accounts.clock`
+with a `Clock`.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from conftest import rows, snapshot  # noqa: F401 - rows: used by the tests through this module
 from labeler.errors import SignInError
 from storage import open_store
 
@@ -34,25 +36,47 @@ class Clock:
         self.now += delta
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory):
-    """A database with an admin, an annotator and a viewer who have passwords (hashed once)."""
-    path = tmp_path_factory.mktemp("accounts") / "template.db"
-    with open_store(path) as store:
+def _add_users(url: str) -> None:
+    """An admin, an annotator and a viewer who have passwords."""
+    with open_store(url) as store:
         store.accounts.clock = Clock()
         store.accounts.add_user("boss@example.org", "admin", password=PASSWORD, by="(test)")
         store.accounts.add_user("ann@example.org", "annotator", name="Ann", password=PASSWORD, by="boss@example.org")
         store.accounts.add_user("vic@example.org", "viewer", password=PASSWORD)
-    con = sqlite3.connect(path)
-    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # everything in the main file before copying it
-    con.close()
-    return path
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    """(engine, PostgreSQL server) -> a database with the three users (hashed once per module and engine)."""
+    made: dict[str, str] = {}
+
+    def of(engine: str, server=None) -> str:
+        if engine not in made:
+            if engine == "sqlite":
+                path = tmp_path_factory.mktemp("accounts") / "template.db"
+                _add_users(f"sqlite:///{path}")
+                con = sqlite3.connect(path)
+                con.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # everything in the main file before copying it
+                con.close()
+                made[engine] = str(path)
+            else:
+                made[engine] = server.create_database()
+                _add_users(made[engine])  # closed again: a template must have no connections
+        return made[engine]
+
+    return of
 
 
 @pytest.fixture
-def store(template, tmp_path):
-    shutil.copy(template, tmp_path / "l.db")
-    s = open_store(tmp_path / "l.db", synchronous="NORMAL")
+def store(request, template, db_engine, tmp_path):
+    if db_engine == "sqlite":
+        shutil.copy(template("sqlite"), tmp_path / "l.db")
+        url = f"sqlite:///{tmp_path / 'l.db'}"
+    else:
+        server = request.getfixturevalue("postgres_server")
+        url = server.create_template(template("postgresql", server))
+        request.addfinalizer(lambda: server.drop_database(url))
+    s = open_store(url, synchronous="NORMAL")
     s.accounts.clock = Clock()
     yield s
     s.close()
@@ -62,16 +86,9 @@ def clock(store) -> Clock:
     return store.accounts.clock
 
 
-def rows(store, sql: str) -> list[tuple]:
-    con = sqlite3.connect(store.engine.url.database)
-    try:
-        return con.execute(sql).fetchall()
-    finally:
-        con.close()
-
-
 def dump(store) -> str:
-    return "\n".join(sqlite3.connect(store.engine.url.database).iterdump())
+    """Every row of the database as text, to look for what must not be stored."""
+    return repr(snapshot(store))
 
 
 def refusal(store, email: str, password: str) -> str:

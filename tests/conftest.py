@@ -1,4 +1,5 @@
-"""Shared fixtures: every test gets its own data directory; a tiny fake encoder for hand-computed numbers."""
+"""Shared fixtures: every test gets its own data directory; a tiny fake encoder for hand-computed numbers;
+a database on each engine (`db_url`, `store`: a SQLite file and a PostgreSQL database, pg_support)."""
 from __future__ import annotations
 
 import os
@@ -8,18 +9,71 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import sqlalchemy as sa
+from sqlalchemy.pool import NullPool
 
 import labeler  # noqa: E402,F401 - sets offline mode (the one place) before any test imports a model library
+from pg_support import postgres_server  # noqa: F401 - the session's PostgreSQL server (a fixture)
 
 REPO = Path(__file__).resolve().parents[1]
 DATASETS = REPO.parent / "shared" / "datasets"
 SAMPLE = REPO / "sample_corpus"
 
 
+ENGINES = ("sqlite", "postgresql")
+
+
 @pytest.fixture(autouse=True)
 def _isolated_home(tmp_path, monkeypatch):
-    """Never touch a user's .labeler/: each test has its own LABELER_HOME."""
+    """Never touch a user's .labeler/ or database: each test has its own LABELER_HOME, and no LABELER_DB_URL."""
     monkeypatch.setenv("LABELER_HOME", str(tmp_path / "labeler-home"))
+    monkeypatch.delenv("LABELER_DB_URL", raising=False)
+
+
+# A test about SQLite itself (its files, pragmas, the sqlite3 module) pins the engine.
+sqlite_only = pytest.mark.parametrize("db_engine", ["sqlite"])
+
+
+@pytest.fixture(params=ENGINES)
+def db_engine(request) -> str:
+    """Each engine in turn: a test that takes it (or db_url, or store) runs on SQLite and on PostgreSQL."""
+    return request.param
+
+
+def new_db_url(request, engine: str, path: Path, *, migrated: bool = True) -> str:
+    """A new database of the engine: the SQLite file `path` (not created yet), or a PostgreSQL database of
+    the test's own (with the labeler schema and no rows, or empty; pg_support)."""
+    if engine == "sqlite":
+        return f"sqlite:///{path}"
+    server = request.getfixturevalue("postgres_server")
+    if not migrated:
+        url = server.create_database(migrated=False)
+        request.addfinalizer(lambda: server.drop_database(url))
+        return url
+    url = server.database()
+    request.addfinalizer(lambda: server.give_back(url))
+    return url
+
+
+@pytest.fixture
+def db_url(request, db_engine, tmp_path) -> str:
+    """A database URL of each engine (tmp_path/labeler.db on SQLite)."""
+    return new_db_url(request, db_engine, tmp_path / "labeler.db")
+
+
+@pytest.fixture
+def empty_db_url(request, db_engine, tmp_path) -> str:
+    """An empty database of each engine (no labeler tables yet)."""
+    return new_db_url(request, db_engine, tmp_path / "labeler.db", migrated=False)
+
+
+@pytest.fixture
+def store(db_url):
+    """An open store on each engine."""
+    from storage import open_store
+
+    with open_store(db_url) as s:
+        yield s
 
 
 def need_datasets() -> Path:
@@ -74,11 +128,40 @@ def fake_encoder_factory():
     return FakeEncoder
 
 
-def snapshot(db: Path) -> dict[str, list[tuple]]:
-    """Every row of every table of a SQLite file, to check a database is unchanged."""
-    con = sqlite3.connect(db)
+def _url(db) -> str:
+    url = getattr(db, "url", db)  # a Store, a URL or a path
+    return url if isinstance(url, str) and "://" in url else f"sqlite:///{url}"
+
+
+def snapshot(db) -> dict[str, list[tuple]]:
+    """Every row of every table of a database (a SQLite file's path, a URL or a Store), read as another
+    process would, to check a database is unchanged."""
+    url = _url(db)
+    if url.startswith("sqlite:///"):  # the file itself, without SQLAlchemy or the store's pragmas
+        con = sqlite3.connect(url[len("sqlite:///"):])
+        try:
+            tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+            return {t: sorted(con.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
+        finally:
+            con.close()
+    engine = sa.create_engine(url, poolclass=NullPool)
     try:
-        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
-        return {t: sorted(con.execute(f"SELECT * FROM {t}").fetchall(), key=repr) for t in tables}
+        with engine.connect() as conn:
+            tables = sorted(sa.inspect(conn).get_table_names())
+            return {t: sorted((tuple(r) for r in conn.execute(sa.text(f'SELECT * FROM "{t}"'))), key=repr)
+                    for t in tables}
     finally:
-        con.close()
+        engine.dispose()
+
+
+def rows(db, sql: str, params: dict | None = None) -> list[tuple]:
+    """The rows of one SQL statement on a database (a path, a URL or a Store), run on a connection of its
+    own as another process would ([] for a statement that returns none)."""
+    engine = sa.create_engine(_url(db), poolclass=NullPool)
+    try:
+        with engine.begin() as conn:
+            result = conn.execute(sa.text(sql), params or {})
+            return [tuple(r) for r in result] if result.returns_rows else []
+    finally:
+        engine.dispose()
+

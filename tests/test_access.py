@@ -16,7 +16,7 @@ import pytest
 import app.accounts as acc
 from app import corpus as app_corpus
 from app import golden_set as gs
-from app import label, systems
+from app import adjudicate, label, systems
 from app.access import PERMISSIONS, Actor, Can, Role, local_actor
 from app.evaluate import run_evaluation
 from app.workspace import load_demo_golden, use_corpus
@@ -71,6 +71,8 @@ WRITES = {
     "grade": ("annotator", lambda w, a: label.grade(w.store, a, "q-boss", "d2", 1)),
     "clear_grade": ("annotator", lambda w, a: label.grade(w.store, a, "q-boss", "d1", None)),
     "set_unanswerable": ("annotator", lambda w, a: label.set_unanswerable(w.store, a, "q-ann", True)),
+    "next_for_me": ("annotator", lambda w, a: label.next_for_me(w.store, a)),
+    "adjudicate": ("admin", lambda w, a: adjudicate.adjudicate(w.store, a, "q-boss", "d1", 1, "why")),
     "edit_own_question": ("annotator", lambda w, a: gs.edit_question(w.store, a, "q-ann", "How many days?", "t", "")),
     "delete_own_question": ("annotator", lambda w, a: gs.delete_question(w.store, a, "q-ann")),
     "edit_others_question": ("admin", lambda w, a: gs.edit_question(w.store, a, "q-boss", "Changed?", "", "")),

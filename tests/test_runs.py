@@ -26,9 +26,9 @@ def report() -> EvalReport:
     return score_run(parse_golden_jsonl(GOLDEN), RUN, cutoffs=(1, 10), abstain_threshold=0.5)
 
 
-def test_runs_report_round_trips_through_a_saved_run(tmp_path, report):
+def test_runs_report_round_trips_through_a_saved_run(db_url, report):
     golden = parse_golden_jsonl(GOLDEN)
-    with open_store(tmp_path / "db.sqlite") as store:
+    with open_store(db_url) as store:  # a SQLite file and a PostgreSQL database: JSON text, exact floats
         saved = save_report(store, report, RunConfig(abstain_threshold=0.5), golden, corpus_fingerprint="sha256:x",
                             name="baseline")
         again = report_of(store.load_run(saved.run_id))

@@ -1,6 +1,6 @@
 """Labels that stay true when the corpus changes: versions with diffs, stale judgments, the
 Re-check queue, evaluations that count (or drop, or refuse) stale labels, runs that know their
-corpus. Real SQLite files, the real sample corpus (edited copies of it), real BM25."""
+corpus. Real SQLite files and PostgreSQL databases, the real sample corpus (edited copies of it), real BM25."""
 from __future__ import annotations
 
 import json
@@ -15,6 +15,7 @@ from app import golden_set as gs
 from app import recheck as rc
 from app.access import local_actor
 from app.evaluate import run_evaluation
+from conftest import sqlite_only
 from labeler.config import RunConfig
 from labeler.corpus import load_corpus
 from labeler.golden import parse_golden_jsonl, serialize_golden_jsonl
@@ -44,11 +45,11 @@ def write_corpus(path, edit: str | None = None, delete: str | None = None, add: 
 
 
 @pytest.fixture
-def graded(tmp_path):
+def graded(tmp_path, db_url):
     """asha's grades on two questions against version 1 of a copy of the sample corpus."""
     corpus_file = tmp_path / "corpus.jsonl"
     corpus = write_corpus(corpus_file)
-    store = open_store(tmp_path / "labeler.db")
+    store = open_store(db_url)
     store.ensure_collection(corpus_path=str(corpus_file), corpus=corpus)
     q1 = store.add_question("How many vacation days do I get?", author="asha").query_id
     q2 = store.add_question("Can I carry vacation days over?", author="asha").query_id
@@ -83,7 +84,7 @@ def test_edit_and_delete_make_grades_stale_and_recheck_clears_them(graded):
     rc.remove(store, ASHA, q1, DELETED)
     assert len(store.stale_judgments()) == 2  # q2's two remain
     # The Golden set page counts them; an evaluation reports the remaining stale count.
-    assert "2 judgments on 1 questions are stale against corpus version 2" in gs.overview(store).stale
+    assert "2 judgments on 1 question are stale against corpus version 2" in gs.overview(store).stale
     retriever = open_retriever(corpus_file, BM25)
     record = run_evaluation(store, ASHA, retriever, BM25, corpus_path=str(corpus_file))
     stale_info = record.summary["settings"]["stale"]
@@ -103,6 +104,7 @@ def test_a_version_is_recorded_only_when_the_content_changes(graded):
     assert store.corpus_versions()[0].diff.added == ("new-1",) and store.stale_judgments() == []
 
 
+@sqlite_only  # the subject is the exported file, which `labeler eval` reads without any database
 def test_golden_file_carries_hashes_and_eval_detects_stale_labels_from_the_file_alone(graded, tmp_path):
     store, corpus_file, v1, (q1, _) = graded
     golden = store.export_golden()
@@ -130,9 +132,9 @@ def test_golden_file_carries_hashes_and_eval_detects_stale_labels_from_the_file_
     assert clean.returncode == 0, clean.stderr
 
 
-def test_import_without_hashes_hashes_against_the_corpus_given(tmp_path):
+def test_import_without_hashes_hashes_against_the_corpus_given(db_url):
     corpus = load_corpus(SAMPLE_CORPUS)
-    with open_store(tmp_path / "labeler.db") as store:
+    with open_store(db_url) as store:
         from labeler.transfer import import_golden_set, read_for_import
 
         import_golden_set(store, read_for_import(SAMPLE_CORPUS / "golden.jsonl", corpus=corpus), corpus=corpus,
@@ -161,9 +163,9 @@ def test_another_corpus_under_the_golden_set_says_what_is_missing_and_runs_know_
     assert note.startswith("The corpora differ: these runs searched different corpora")
 
 
-def test_grades_from_before_versions_are_hashed_against_the_first_version_and_it_says_so(tmp_path):
+def test_grades_from_before_versions_are_hashed_against_the_first_version_and_it_says_so(db_url):
     corpus = load_corpus(SAMPLE_CORPUS)
-    with open_store(tmp_path / "labeler.db") as store:
+    with open_store(db_url) as store:
         qid = store.add_question("How many vacation days?").query_id
         store.set_judgment(qid, EDITED, 2, annotator="asha")  # no document at hand: no hash (as before v8)
         assert store.judgments()[0].doc_hash is None
@@ -182,7 +184,7 @@ def test_cli_export_marks_stale_documents(graded, tmp_path):
     store, corpus_file, _, (q1, q2) = graded
     store.ensure_collection(corpus_path=str(corpus_file), corpus=write_corpus(corpus_file, edit=EDITED))
     out = tmp_path / "out.jsonl"
-    result = CliRunner().invoke(cli, ["export", str(out), "--mark-stale", "--db", str(tmp_path / "labeler.db")])
+    result = CliRunner().invoke(cli, ["export", str(out), "--mark-stale", "--db", store.url])
     assert result.exit_code == 0, result.output
     assert "2 judged documents are stale" in result.output
     assert {q.query_id: q.extra["stale_docs"] for q in read_golden(out).queries} == {q1: [EDITED], q2: [EDITED]}

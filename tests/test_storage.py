@@ -1,6 +1,7 @@
 """The store: questions, judgments, consensus, golden import/export, runs, the revision counter.
 
-Opening, paths and migrations: test_storage_schema.py; the question index: test_storage_index.py.
+Every test runs on SQLite and on PostgreSQL (conftest's `store`). Opening, paths and migrations:
+test_storage_schema.py; the question index: test_storage_index.py.
 """
 from __future__ import annotations
 
@@ -8,17 +9,11 @@ import json
 
 import pytest
 
-from conftest import SAMPLE, snapshot
+from conftest import SAMPLE, new_db_url, snapshot
 from labeler.errors import InputError
 from labeler.golden import GoldenQuery, GoldenSet, parse_golden_jsonl, read_golden, serialize_golden_jsonl
 from labeler.status import Status
 from storage import IMPORT_ANNOTATOR, open_store
-
-
-@pytest.fixture
-def store(tmp_path):
-    with open_store(tmp_path / "labeler.db") as s:
-        yield s
 
 
 # --------------------------------------------------------------------------- questions
@@ -220,12 +215,12 @@ def test_health_from_store(store):
 # --------------------------------------------------------------------------- golden import / export
 
 
-def test_import_export_import_export_is_byte_identical(tmp_path):
+def test_import_export_import_export_is_byte_identical(request, db_engine, tmp_path):
     golden = read_golden(SAMPLE / "golden.jsonl")
-    with open_store(tmp_path / "one.db") as one:
+    with open_store(new_db_url(request, db_engine, tmp_path / "one.db")) as one:
         one.import_golden(golden, corpus_fingerprint="sha256:corpus")
         first = serialize_golden_jsonl(one.export_golden())
-    with open_store(tmp_path / "two.db") as two:
+    with open_store(new_db_url(request, db_engine, tmp_path / "two.db")) as two:
         two.import_golden(parse_golden_jsonl(first))
         second = serialize_golden_jsonl(two.export_golden())
         two.import_golden(parse_golden_jsonl(second))  # re-import into the same database
@@ -276,9 +271,9 @@ def test_import_golden_unanswerable_is_one_voice_beside_the_people_here(store):
     assert not store.get_question("new").unanswerable and store.question_status("new").voters == ()
 
 
-def test_import_golden_is_one_transaction(store, tmp_path):
+def test_import_golden_is_one_transaction(store):
     store.add_question("Existing?", query_id="keep")
-    before = snapshot(tmp_path / "labeler.db")
+    before = snapshot(store)
     golden = GoldenSet(tuple(GoldenQuery(f"q{i}", "Q?", relevance={"d": 1}) for i in range(1200)))
 
     def fail_midway(done, total):
@@ -287,7 +282,7 @@ def test_import_golden_is_one_transaction(store, tmp_path):
 
     with pytest.raises(RuntimeError):
         store.import_golden(golden, progress=fail_midway)
-    assert snapshot(tmp_path / "labeler.db") == before
+    assert snapshot(store) == before
 
 
 def test_export_golden_complete_only(store):
@@ -367,11 +362,11 @@ def labelled(store):
 
 
 @pytest.mark.parametrize("write", WRITES.values(), ids=WRITES.keys())
-def test_revision_is_bumped_by_each_write_and_seen_by_other_stores(labelled, tmp_path, write):
+def test_revision_is_bumped_by_each_write_and_seen_by_other_stores(labelled, write):
     before = labelled.revision()
     other_before = labelled.revision(collection="other")
     write(labelled)
-    with open_store(tmp_path / "labeler.db") as another:  # as another process would see it
+    with open_store(labelled.url) as another:  # as another process would see it
         assert another.revision() == before + 1
         assert another.revision(collection="other") == other_before
 
@@ -421,12 +416,12 @@ def test_revision_of_a_missing_collection_is_zero_and_creation_counts(store):
     (GoldenQuery("a", "A?", relevance={"#d": 1}), "doc id of question 'a'.*starts with '#'"),
     (GoldenQuery("a", "A?", unanswerable=True, relevance={"d": 1}), "marked unanswerable but with relevant"),
 ])
-def test_import_golden_refuses_what_the_database_cannot_hold(store, tmp_path, query, message):
+def test_import_golden_refuses_what_the_database_cannot_hold(store, query, message):
     store.add_question("Existing?", query_id="keep")
-    before = snapshot(tmp_path / "labeler.db")
+    before = snapshot(store)
     with pytest.raises(InputError, match=f"{message}.*Hint:"):
         store.import_golden(GoldenSet((GoldenQuery("ok", "Fine?", relevance={"d": 1}), query)))
-    assert snapshot(tmp_path / "labeler.db") == before
+    assert snapshot(store) == before
 
 
 def test_import_golden_keeps_a_64_bit_scale(store):

@@ -1,9 +1,8 @@
-"""Team accounts on real SQLite files: users and their argon2 hashes, sign-in with its throttling
+"""Team accounts on real databases (SQLite and PostgreSQL): users and their argon2 hashes, sign-in with its throttling
 (also under concurrent attempts), sessions, the last admin, invites, team settings. Time is moved
 by replacing `store.accounts.clock`; users are hashed once per module (accounts_support)."""
 from __future__ import annotations
 
-import sqlite3
 import threading
 from datetime import timedelta
 
@@ -290,8 +289,7 @@ def test_a_change_that_changes_nothing_keeps_sessions(store):
 
 def test_session_user_rereads_the_user(store):
     session = store.accounts.sign_in("ann@example.org", PASSWORD)
-    with sqlite3.connect(store.engine.url.database) as con:  # a change made by another process
-        con.execute("UPDATE users SET role = 'admin' WHERE email = 'ann@example.org'")
+    rows(store, "UPDATE users SET role = 'admin' WHERE email = 'ann@example.org'")  # another process
     assert store.accounts.session_user(session.token).role == "admin"
 
 
@@ -404,7 +402,8 @@ def test_setting_a_password_ends_a_pending_invite(store):
 
 
 def test_settings_have_defaults_and_are_validated(store):
-    assert store.accounts.settings() == {"session_hours": 12, "oidc_default_role": "none"}
+    assert store.accounts.settings() == {"session_hours": 12, "oidc_default_role": "none", "systems": {},
+                                       "overlap": 1, "blind": None}
     for key, value in (("session_hours", 0), ("session_hours", -1), ("session_hours", "soon"),
                        ("session_hours", 24 * 91), ("session_hours", float("nan")), ("session_hours", None),
                        ("session_hours", True), ("oidc_default_role", "owner"), ("oidc_default_role", None),
@@ -412,14 +411,16 @@ def test_settings_have_defaults_and_are_validated(store):
         with pytest.raises(InputError) as info:
             store.accounts.set_setting(key, value)
         assert "Hint:" in str(info.value)
-    assert store.accounts.settings() == {"session_hours": 12, "oidc_default_role": "none"}
+    assert store.accounts.settings() == {"session_hours": 12, "oidc_default_role": "none", "systems": {},
+                                       "overlap": 1, "blind": None}
 
 
 def test_settings_persist_across_stores(store):
     store.accounts.set_setting("session_hours", "8", by="boss@example.org")
     store.accounts.set_setting("oidc_default_role", "viewer")
     store.accounts.set_setting("oidc_default_role", "annotator")  # a second change replaces the first
-    with open_store(store.engine.url.database) as again:
-        assert again.accounts.settings() == {"session_hours": 8.0, "oidc_default_role": "annotator"}
+    with open_store(store.url) as again:
+        assert again.accounts.settings() == {"session_hours": 8.0, "oidc_default_role": "annotator", "systems": {},
+                                                 "overlap": 1, "blind": None}
     assert rows(store, "SELECT key, updated_by FROM team_settings ORDER BY key") == [
         ("oidc_default_role", ""), ("session_hours", "boss@example.org")]

@@ -1,4 +1,5 @@
-"""Durability under real processes: concurrent writers, and a SIGKILL in the middle of an import."""
+"""Durability under real processes: concurrent writers, and a SIGKILL in the middle of an import; on SQLite
+(one file, BEGIN IMMEDIATE) and on PostgreSQL (READ COMMITTED with row locks)."""
 from __future__ import annotations
 
 import json
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import snapshot
+from conftest import rows, snapshot
 
 from storage import open_store
 
@@ -63,12 +64,11 @@ def _child(script: str, *args: str, **kwargs) -> subprocess.Popen:
 
 
 
-def test_store_concurrent_writers_lose_nothing(tmp_path):
-    db = tmp_path / "labeler.db"
-    with open_store(db) as store:
+def test_store_concurrent_writers_lose_nothing(db_url):
+    with open_store(db_url) as store:
         for i in range(10):
             store.add_question(f"Question {i}?", query_id=f"q{i}")
-    url = f"sqlite:///{db}"
+    url = db_url
     writers = [_child(WRITER, url, str(w), str(N_EACH), stdin=subprocess.PIPE) for w in range(N_WRITERS)]
     try:
         for p in writers:
@@ -85,17 +85,25 @@ def test_store_concurrent_writers_lose_nothing(tmp_path):
                 p.kill()
     for p, (out, err) in zip(writers, results):
         assert p.returncode == 0 and out.strip() == "done" and err == "", err
-    with open_store(db) as store:
+    with open_store(db_url) as store:
         judgments = store.judgments()
+        assert store.revision() == 1 + 10 + 2000  # created, 10 questions, every judgment: no bump lost
     assert len(judgments) == N_WRITERS * N_EACH == 2000
     assert {(j.annotator, j.doc_id, j.grade) for j in judgments} == {
         (f"annotator-{w}", f"doc-{w}-{i}", i % 4) for w in range(N_WRITERS) for i in range(N_EACH)}
     print(f"{N_WRITERS * N_EACH} concurrent single-judgment transactions in {elapsed:.1f} s")
 
 
-def test_store_sigkill_mid_import_leaves_database_as_it_was(tmp_path):
-    db = tmp_path / "labeler.db"
-    with open_store(db) as store:
+def _written(url: str) -> int:
+    """Bytes the database holds, uncommitted writes included: SQLite's WAL file, PostgreSQL's questions table."""
+    if url.startswith("sqlite:///"):
+        wal = Path(url[len("sqlite:///"):] + "-wal")
+        return wal.stat().st_size if wal.exists() else 0
+    return rows(url, "SELECT pg_total_relation_size('questions')")[0][0]
+
+
+def test_store_sigkill_mid_import_leaves_database_as_it_was(db_url, tmp_path):
+    with open_store(db_url) as store:
         store.add_question("Already here?", query_id="keep")
         store.set_judgment("keep", "d1", 2, annotator="asha")
         store.save_run({"model": "m"}, summary={"ndcg@10": 0.5}, per_query={}, golden_hash="g")
@@ -105,39 +113,39 @@ def test_store_sigkill_mid_import_leaves_database_as_it_was(tmp_path):
             f.write(json.dumps({"query_id": f"q-{i:05d}", "question": f"Question number {i} " + "x" * 200,
                                 "relevance": {f"doc-{i}-{k}": k % 4 for k in range(3)},
                                 "annotators": ["asha"]}) + "\n")
-    before = snapshot(db)
-    wal = Path(str(db) + "-wal")
-    wal_before = wal.stat().st_size if wal.exists() else 0
+    before = snapshot(db_url)
+    written_before = _written(db_url)
 
-    child = _child(IMPORTER, f"sqlite:///{db}", str(golden))
+    child = _child(IMPORTER, db_url, str(golden))
     try:
         line = child.stdout.readline()
         assert line.startswith("started"), child.stderr.read()
-        wal_during = wal.stat().st_size
+        written_during = _written(db_url)
         child.send_signal(signal.SIGKILL)
         child.wait(timeout=30)
     finally:
         if child.poll() is None:
             child.kill()
     assert child.returncode == -signal.SIGKILL
-    # The import had written thousands of rows into the WAL before it died...
-    assert wal_during > wal_before
+    # The import had written thousands of rows (into SQLite's WAL, PostgreSQL's table) before it died...
+    assert written_during > written_before
     # ...and none of them is visible: the database is exactly as before, and healthy.
-    assert snapshot(db) == before
-    con = sqlite3.connect(db)
-    assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    con.close()
-    with open_store(db) as store:  # the lock died with the process: the next writer goes on
+    assert snapshot(db_url) == before
+    if db_url.startswith("sqlite:///"):
+        con = sqlite3.connect(db_url[len("sqlite:///"):])
+        assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        con.close()
+    with open_store(db_url) as store:  # the lock died with the process: the next writer goes on
         store.set_judgment("keep", "d2", 1, annotator="ben")
         assert len(store.judgments()) == 2
 
 
 @pytest.mark.parametrize("n_threads", [8])
-def test_store_threads_share_one_store(tmp_path, n_threads):
+def test_store_threads_share_one_store(db_url, n_threads):
     # Streamlit runs each session in a thread over one cached Store.
     from concurrent.futures import ThreadPoolExecutor
 
-    with open_store(tmp_path / "labeler.db") as store:
+    with open_store(db_url) as store:
         store.add_question("Q?", query_id="q")
 
         def label(worker: int) -> None:

@@ -1,4 +1,5 @@
-"""The question index computed in SQL agrees with the Python consensus (labeler.agreement)."""
+"""The question index computed in SQL agrees with the Python consensus (labeler.agreement), on SQLite
+and on PostgreSQL (conftest's `store`)."""
 from __future__ import annotations
 
 import random
@@ -11,17 +12,11 @@ from labeler.errors import InputError
 from labeler.agreement import consensus
 from labeler.golden import GoldenQuery, GoldenSet
 from labeler.status import Status, status_of
-from storage import IMPORT_ANNOTATOR, open_store
+from storage import IMPORT_ANNOTATOR
 from storage import schema as S
 from storage.questions import write_judgments
 
 PEOPLE = ("asha", "ben", "chen", "dana")
-
-
-@pytest.fixture
-def store(tmp_path):
-    with open_store(tmp_path / "labeler.db") as s:
-        yield s
 
 
 def _generate(rng: random.Random, n_questions: int) -> dict[str, dict]:

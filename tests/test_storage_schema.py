@@ -1,4 +1,10 @@
-"""Opening the database: URLs and paths, pragmas, the schema and its migrations."""
+"""Opening the database: URLs and paths, pragmas, the schema and its Alembic revisions, on SQLite and
+PostgreSQL (the fixtures of conftest); SQLite files, paths and pragmas on SQLite.
+
+Adopting old databases: SQLite files written by earlier versions (v1, v3: their SQL), a database at
+version 6 made by the revisions of that time, and one made by the code from before Alembic at
+today's schema (schema_version only, no alembic_version), with its data intact on both engines.
+"""
 from __future__ import annotations
 
 import os
@@ -8,18 +14,14 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from conftest import snapshot
+from conftest import new_db_url, rows, snapshot, sqlite_only
 from labeler.errors import StorageError
-from labeler.golden import serialize_golden_jsonl
-from storage import default_db_url, open_store
+from labeler.golden import GoldenQuery, GoldenSet, serialize_golden_jsonl
+from storage import Store, default_db_url, normalize_db_url, open_store
 from storage import migrations as M
 from storage import schema as S
 
-
-@pytest.fixture
-def store(tmp_path):
-    with open_store(tmp_path / "labeler.db") as s:
-        yield s
+ALL_VERSIONS = list(range(1, M.LATEST_VERSION + 1))
 
 
 @pytest.mark.parametrize("home, folder", [("home", "home"), (None, ".labeler")])
@@ -35,6 +37,64 @@ def test_default_db_url_is_under_labeler_home_created_on_first_use(tmp_path, mon
     assert (tmp_path / folder / "labeler.db").is_file()
 
 
+def test_default_db_url_is_labeler_db_url_when_set(monkeypatch, db_url):
+    monkeypatch.setenv("LABELER_DB_URL", db_url)
+    assert default_db_url() == normalize_db_url(None) == db_url
+    with open_store() as s:
+        assert s.url == db_url
+        s.add_question("Where is the office?")
+    with open_store(db_url) as s:
+        assert [q.query_id for q in s.question_index()] == ["q-0001"]
+
+
+def test_cli_imports_and_exports_through_labeler_db_url(db_url, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from labeler.cli import cli
+    from labeler.golden import read_golden
+
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text('{"query_id": "a", "question": "A?", "relevance": {"d1": 1}}\n', encoding="utf-8")
+    monkeypatch.setenv("LABELER_DB_URL", db_url)
+    imported = CliRunner().invoke(cli, ["import", str(golden)])
+    assert imported.exit_code == 0, imported.output
+    exported = CliRunner().invoke(cli, ["export", str(tmp_path / "out.jsonl")])
+    assert exported.exit_code == 0, exported.output
+    assert read_golden(tmp_path / "out.jsonl").get("a").relevance == {"d1": 1}
+    with open_store(db_url) as s:
+        assert s.get_question("a").question == "A?"
+    assert not (tmp_path / "labeler-home" / "labeler.db").exists()  # LABELER_HOME's file was not used
+
+
+@pytest.mark.parametrize("given, url", [
+    ("postgresql://ann:pw@db.example.org:5433/labels", "postgresql+psycopg://ann:pw@db.example.org:5433/labels"),
+    ("postgres://ann@db/labels", "postgresql+psycopg://ann@db/labels"),
+    ("postgresql+psycopg://ann@db/labels", "postgresql+psycopg://ann@db/labels"),
+])
+def test_postgresql_urls_use_psycopg_3(given, url, monkeypatch):
+    assert normalize_db_url(given) == url
+    monkeypatch.setenv("LABELER_DB_URL", given)
+    assert default_db_url() == url
+
+
+def test_unreachable_postgresql_is_one_line_with_a_hint_and_no_password():
+    port = _closed_port()
+    with pytest.raises(StorageError) as err:
+        open_store(f"postgresql://ann:secret-pw@127.0.0.1:{port}/labels")
+    message = str(err.value)
+    assert "secret-pw" not in message and "***" in message and "\n" not in message
+    assert "Hint: check the host and port" in message
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]  # closed again when the socket is: nothing listens there
+
+
+@sqlite_only
 def test_open_store_sets_wal_foreign_keys_and_busy_timeout(store):
     with store.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
@@ -43,13 +103,27 @@ def test_open_store_sets_wal_foreign_keys_and_busy_timeout(store):
         assert conn.exec_driver_sql("PRAGMA synchronous").scalar() == 2  # FULL
 
 
-def test_schema_migrations_build_exactly_the_schema_constant(store):
-    inspector = sa.inspect(store.engine)
-    assert set(inspector.get_table_names()) == set(S.SCHEMA.tables)
-    for name, table in S.SCHEMA.tables.items():
-        assert {c["name"] for c in inspector.get_columns(name)} == {c.name for c in table.columns}, name
-        assert {i["name"] for i in inspector.get_indexes(name)} >= {i.name for i in table.indexes}, name
-    assert store.schema_version() == M.LATEST_VERSION == 8
+def test_schema_migrations_build_exactly_the_schema_constant(empty_db_url):
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    with open_store(empty_db_url) as store:
+        assert store.schema_version() == M.LATEST_VERSION
+        inspector = sa.inspect(store.engine)
+        assert set(inspector.get_table_names()) == set(S.SCHEMA.tables) | {"alembic_version"}
+        for name, table in S.SCHEMA.tables.items():
+            assert {c["name"] for c in inspector.get_columns(name)} == {c.name for c in table.columns}, name
+            assert {i["name"] for i in inspector.get_indexes(name)} >= {i.name for i in table.indexes}, name
+        with store.engine.connect() as conn:
+            # Alembic's own comparison: types, nullability, indexes, unique constraints, foreign keys (and, on
+            # PostgreSQL, server defaults: SQLite reflects a '' default as the text "''").
+            pg = conn.dialect.name == "postgresql"
+            context = MigrationContext.configure(conn, opts={"compare_type": True, "compare_server_default": pg})
+            assert compare_metadata(context, S.SCHEMA) == []
+    assert rows(empty_db_url, "SELECT version_num FROM alembic_version") == [(M.revision_of(M.LATEST_VERSION),)]
+    assert [r[0] for r in rows(empty_db_url, "SELECT version FROM schema_version ORDER BY version")] == ALL_VERSIONS
+    assert [r.revision for r in M.script_directory().walk_revisions()] == [
+        M.revision_of(v) for v in range(M.LATEST_VERSION, 0, -1)]
 
 
 V1_SQL = """
@@ -115,7 +189,7 @@ def test_open_store_adopts_v1_database_with_data_intact(tmp_path):
         assert golden.get("q-0001").corpus_fingerprint == "sha256:old"
 
     after = snapshot(db)
-    assert [r[0] for r in after["schema_version"]] == list(range(1, M.LATEST_VERSION + 1))
+    assert sorted(r[0] for r in after["schema_version"]) == ALL_VERSIONS
     # Every old row is still there, its old columns unchanged (new columns appended at the end).
     for table in ("collections", "runs"):
         assert [row[:len(before[table][0])] for row in after[table]] == before[table]
@@ -123,51 +197,77 @@ def test_open_store_adopts_v1_database_with_data_intact(tmp_path):
     assert all(row[:7] == old_judgments[row[0]] for row in after["judgments"] if row[0] in old_judgments)
 
 
-def test_open_store_is_idempotent(tmp_path):
-    open_store(tmp_path / "a.db").close()
-    with open_store(tmp_path / "a.db") as s:
+def test_open_store_is_idempotent(empty_db_url):
+    with open_store(empty_db_url) as s:
+        assert s.migrate() == [] and s.schema_version() == M.LATEST_VERSION
+    with open_store(empty_db_url) as s:
         assert s.migrate() == [] and s.schema_version() == M.LATEST_VERSION
 
 
-def _newer_schema(db):
-    open_store(db).close()
-    con = sqlite3.connect(db)
-    con.execute("INSERT INTO schema_version VALUES (99, 'from the future', '2030-01-01T00:00:00Z')")
-    con.commit()
-    con.close()
+def test_stores_opening_one_new_database_at_once_migrate_it_once(empty_db_url):
+    # App replicas (or CLI runs) starting together on an empty database: one migrates, the others wait
+    # (SQLite: BEGIN IMMEDIATE; PostgreSQL: an advisory lock) and then find it up to date.
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        stores = list(pool.map(lambda _: open_store(empty_db_url), range(4)))
+    assert all(s.schema_version() == M.LATEST_VERSION for s in stores)
+    for s in stores:
+        s.close()
+    assert [r[0] for r in rows(empty_db_url, "SELECT version FROM schema_version ORDER BY version")] == ALL_VERSIONS
 
 
-def _foreign_tables(db):
-    con = sqlite3.connect(db)
-    con.execute("CREATE TABLE questions (x)")
-    con.close()
+def _newer_schema(url):
+    open_store(url).close()
+    rows(url, "INSERT INTO schema_version VALUES (99, 'from the future', '2030-01-01T00:00:00Z')")
 
 
-def _someone_elses_tables(db):
-    con = sqlite3.connect(db)
-    con.execute("CREATE TABLE foo (x)")
-    con.close()
+def _newer_revision(url):
+    open_store(url).close()
+    rows(url, "UPDATE alembic_version SET version_num = '0099'")
 
 
-def _garbage(db):
-    db.write_bytes(b"this is not sqlite" * 100)
+def _not_our_revision(url):
+    open_store(url).close()
+    rows(url, "UPDATE alembic_version SET version_num = 'ae1027a6acf'")
+
+
+def _foreign_tables(url):
+    rows(url, "CREATE TABLE questions (x integer)")
+
+
+def _someone_elses_tables(url):
+    rows(url, "CREATE TABLE foo (x integer)")
+
+
+def _someone_elses_alembic(url):
+    rows(url, "CREATE TABLE alembic_version (version_num varchar(32) NOT NULL)")
+    rows(url, "INSERT INTO alembic_version VALUES ('ae1027a6acf')")
 
 
 @pytest.mark.parametrize("make, message", [
     (_newer_schema, "schema version 99.*Hint: upgrade"),
+    (_newer_revision, "schema version 99.*Hint: upgrade"),
+    (_not_our_revision, "Alembic revision 'ae1027a6acf', which is not one of the labeler's.*Hint:"),
     (_foreign_tables, "holds tables \\(questions\\) but is not a labeler database.*Hint:"),
     (_someone_elses_tables, "holds tables \\(foo\\) but is not a labeler database.*Hint:"),
-    (_garbage, "not a database.*Hint:"),
+    (_someone_elses_alembic, "holds tables \\(alembic_version\\) but is not a labeler database.*Hint:"),
 ])
-def test_open_store_refuses_database_it_cannot_use(tmp_path, make, message):
-    db = tmp_path / "x.db"
-    make(db)
+def test_open_store_refuses_database_it_cannot_use(empty_db_url, make, message):
+    make(empty_db_url)
     # Rows, not bytes, for a SQLite file: opening it switches the journal to WAL before the check.
-    content = (lambda: db.read_bytes()) if make is _garbage else (lambda: snapshot(db))
-    before = content()
+    before = snapshot(empty_db_url)
     with pytest.raises(StorageError, match=message):
+        open_store(empty_db_url)
+    assert snapshot(empty_db_url) == before
+
+
+def test_open_store_refuses_a_file_that_is_not_sqlite(tmp_path):
+    db = tmp_path / "x.db"
+    db.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StorageError, match="not a database.*Hint:"):
         open_store(db)
-    assert content() == before
+    assert db.read_bytes() == b"this is not sqlite" * 100
 
 
 def test_open_store_bad_url_is_storage_error():
@@ -345,7 +445,7 @@ def test_open_store_adopts_v3_database_with_data_intact(tmp_path):
         assert s.revision(collection="handbook") == 2
 
     after = snapshot(db)
-    assert [r[0] for r in after["schema_version"]] == list(range(1, M.LATEST_VERSION + 1))
+    assert sorted(r[0] for r in after["schema_version"]) == ALL_VERSIONS
     # Every old row is still there with its old columns unchanged; new columns are appended
     # (v4: revision; v6: corpus_set_by/at, questions.updated_by, runs.created_by; v8: runs.corpus_path and
     # corpus_version, judgments.doc_hash).
@@ -357,23 +457,107 @@ def test_open_store_adopts_v3_database_with_data_intact(tmp_path):
     assert set(before["judgments"]) < {row[:len(before["judgments"][0])] for row in after["judgments"]}
 
 
-def test_v7_turns_each_unanswerable_flag_into_one_vote(tmp_path):
-    # A database at version 6 (made by the migrations of that version) with two flagged questions:
-    # one marked by asha in the app (updated_by), one from before v6 (no one recorded).
-    db = tmp_path / "v6.db"
-    engine = sa.create_engine(f"sqlite:///{db}")
-    with engine.begin() as conn:
-        S.schema_version.create(conn)
-        for m in M.MIGRATIONS[:6]:
-            m.apply(conn)
-            conn.execute(S.schema_version.insert().values(version=m.version, name=m.name, applied_at="t"))
-        conn.execute(sa.text("INSERT INTO collections (id, name, created_at, revision) VALUES (1, 'default', 't', 1)"))
+def test_v7_turns_each_unanswerable_flag_into_one_vote(empty_db_url):
+    # A database at version 6 (made by the revisions up to 6) with two flagged questions: one marked
+    # by asha in the app (updated_by), one from before v6 (no one recorded).
+    from storage.engine import Database
+
+    db = Database(empty_db_url)
+    with db.write() as conn:
+        assert M.upgrade(conn, 6) == [1, 2, 3, 4, 5, 6]
+        conn.execute(sa.text("INSERT INTO collections (name, created_at, revision) VALUES ('default', 't', 1)"))
         conn.execute(sa.text(
             "INSERT INTO questions (collection_id, query_id, text, unanswerable, created_at, updated_at, updated_by) "
-            "VALUES (1, 'a', 'A?', 1, 't', 't', 'asha'), (1, 'b', 'B?', 1, 't', 't', ''), (1, 'c', 'C?', 0, 't', 't', '')"))
-    engine.dispose()
-    with open_store(db) as s:
+            "SELECT id, 'a', 'A?', TRUE, 't', 't', 'asha' FROM collections UNION ALL "
+            "SELECT id, 'b', 'B?', TRUE, 't', 't', '' FROM collections UNION ALL "
+            "SELECT id, 'c', 'C?', FALSE, 't', 't', '' FROM collections"))
+    db.close()
+    with open_store(empty_db_url) as s:
         assert s.schema_version() == M.LATEST_VERSION
         assert [(x.question.query_id, x.voters, x.status) for x in s.list_questions()] == [
             ("a", ("asha",), "unanswerable"), ("b", ("(import)",), "unanswerable"), ("c", (), "new")]
         assert s.judged_by("asha") == {"a": 0}
+
+
+def _written_by_todays_code(url: str, tmp_path: Path) -> None:
+    """Every kind of row the store writes: collections with a corpus version, questions, grades and a
+    regrade (history), votes, a run, a user with a session, a team setting."""
+    from labeler.corpus import load_corpus
+    from labeler.paths import SAMPLE_CORPUS
+
+    corpus = load_corpus(SAMPLE_CORPUS)
+    with open_store(url) as s:
+        s.ensure_collection(corpus_path=str(SAMPLE_CORPUS), corpus=corpus, by="asha")
+        q = s.add_question("How many vacation days?", author="asha", query_type="numeric-fact").query_id
+        s.set_judgment(q, "leave-001", 2, annotator="asha", doc=corpus.get("leave-001"), note="§4")
+        s.set_judgment(q, "leave-001", 3, annotator="asha", doc=corpus.get("leave-001"))
+        s.set_judgment(q, "leave-002", 0, annotator="ben")
+        s.add_question("Who is on Mars?", query_id="mars", author="ben")
+        s.set_unanswerable("mars", by="ben")
+        s.add_question("Other?", collection="other")
+        s.save_run({"model": "m"}, summary={"ndcg@10": 0.5}, per_query={q: {"ndcg@10": 0.5}}, golden_hash="g",
+                   corpus_fingerprint=corpus.fingerprint, name="baseline", by="asha")
+        s.accounts.add_user("boss@example.org", "admin", by="(test)")
+        s.accounts.set_setting("session_hours", 8, by="boss@example.org")
+
+
+def _back_to_version_8(url: str, scratch_url: str) -> None:
+    """Make a database of the latest schema what the code from before Alembic left at version 8: no
+    alembic_version, schema_version 1-8, and what later revisions added (tables, columns, indexes,
+    PostgreSQL's 64-bit grades) taken away, by the shape of a scratch database migrated up to 8."""
+    from storage.engine import Database
+
+    scratch = Database(scratch_url)
+    with scratch.write() as conn:
+        M.upgrade(conn, 8)
+    with scratch.read() as conn:
+        v8 = sa.inspect(conn)
+        shape = {t: ({c["name"]: str(c["type"]) for c in v8.get_columns(t)}, {i["name"] for i in v8.get_indexes(t)})
+                 for t in v8.get_table_names() if t != "alembic_version"}
+    scratch.close()
+    db = Database(url)
+    with db.write() as conn:
+        now = sa.inspect(conn)
+        for table in now.get_table_names():
+            if table not in shape:
+                conn.execute(sa.text(f'DROP TABLE "{table}"'))
+                continue
+            columns, indexes = shape[table]
+            for index in {i["name"] for i in now.get_indexes(table)} - indexes:
+                conn.execute(sa.text(f'DROP INDEX "{index}"'))
+            for column in now.get_columns(table):
+                if column["name"] not in columns:
+                    conn.execute(sa.text(f'ALTER TABLE "{table}" DROP COLUMN "{column["name"]}"'))
+                elif conn.dialect.name == "postgresql" and str(column["type"]) != columns[column["name"]]:
+                    conn.execute(sa.text(f'ALTER TABLE "{table}" ALTER COLUMN "{column["name"]}" '
+                                         f'TYPE {columns[column["name"]]}'))
+        conn.execute(sa.text("DELETE FROM schema_version WHERE version > 8"))
+    db.close()
+
+
+def test_a_database_of_todays_schema_from_before_alembic_is_stamped_and_upgraded_with_data_intact(
+        request, db_engine, empty_db_url, tmp_path):
+    _written_by_todays_code(empty_db_url, tmp_path)
+    # The checkout before Alembic, at schema version 8 (which is "today's" schema for that code).
+    _back_to_version_8(empty_db_url, new_db_url(request, db_engine, tmp_path / "v8.db", migrated=False))
+    before = snapshot(empty_db_url)
+    assert "alembic_version" not in before and sorted(r[0] for r in before["schema_version"]) == list(range(1, 9))
+    with Store(empty_db_url) as old:  # the database as it is (a Store() does not migrate)
+        exported = serialize_golden_jsonl(old.export_golden())
+
+    with Store(empty_db_url) as s:  # recognised: stamped at 8, not recreated; then 9 and on run
+        assert s.migrate() == list(range(9, M.LATEST_VERSION + 1)) and s.schema_version() == M.LATEST_VERSION
+        assert serialize_golden_jsonl(s.export_golden()) == exported
+        assert s.accounts.settings()["session_hours"] == 8.0 and s.grade_history("q-0001")[0].note == "§4"
+        s.set_judgment("q-0001", "leave-003", 1, annotator="ben")  # a write through the upgraded schema
+    after = snapshot(empty_db_url)
+    assert [r for r in after["schema_version"] if r[0] <= 8] == before["schema_version"]  # as they were applied
+    assert sorted(r[0] for r in after["schema_version"]) == ALL_VERSIONS
+    assert after["alembic_version"] == [(M.revision_of(M.LATEST_VERSION),)]
+    unchanged = set(before) - {"schema_version", "collections", "judgments", "questions"}
+    assert {t: after[t] for t in unchanged} == {t: before[t] for t in unchanged}
+    assert set(before["judgments"]) < set(after["judgments"])
+    if db_engine == "postgresql":  # 9 widened the grades: a 64-bit scale fits now
+        with open_store(empty_db_url) as s:
+            s.import_golden(GoldenSet((GoldenQuery("big", "B?", relevance={"d": 2 ** 63 - 1}),)))
+            assert s.export_golden().get("big").relevance == {"d": 2 ** 63 - 1}

@@ -30,9 +30,9 @@ from test_app_team import PASSWORD, team  # noqa: E402,F401 - the same three use
 
 
 @pytest.fixture
-def accounts():
-    """A fresh store's accounts with one annotator, on a clock the test moves."""
-    store = open_store()
+def accounts(db_url):
+    """A fresh store's accounts (on each engine) with one annotator, on a clock the test moves."""
+    store = open_store(db_url)
     store.accounts.add_user("kim@example.org", "annotator", password=PASSWORD)
     now = [datetime.now(timezone.utc)]
     store.accounts.clock = lambda: now[0]

@@ -17,10 +17,10 @@ GOLDEN = ('{"query_id": "q1", "question": "One?", "relevance": {"d1": 2, "d2": 0
           '{"query_id": "q2", "question": "Mars?", "unanswerable": true}\n')
 
 
-def test_transfer_import_then_export_gives_the_same_bytes(tmp_path):
+def test_transfer_import_then_export_gives_the_same_bytes(tmp_path, db_url):
     src = tmp_path / "golden.jsonl"
     src.write_text(GOLDEN)
-    with open_store(tmp_path / "db.sqlite") as store:
+    with open_store(db_url) as store:
         done = import_golden_set(store, read_for_import(src, corpus=CORPUS), corpus=CORPUS, corpus_path="/c")
         assert done.summary.n_questions == 2 and not done.corpus_changed(CORPUS.fingerprint)
         golden = golden_to_export(store)
@@ -51,6 +51,6 @@ def test_transfer_a_bad_file_is_refused_before_the_store_is_touched(tmp_path):
     assert read_for_import(src, corpus=CORPUS, check_doc_ids=False).get("q3") is not None
 
 
-def test_transfer_exporting_an_empty_collection_says_what_to_do(tmp_path):
-    with open_store(tmp_path / "db.sqlite") as store, pytest.raises(InputError, match="collection"):
+def test_transfer_exporting_an_empty_collection_says_what_to_do(db_url):
+    with open_store(db_url) as store, pytest.raises(InputError, match="collection"):
         golden_to_export(store)

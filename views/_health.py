@@ -44,3 +44,10 @@ def health_section(view: GoldenOverview) -> None:
         if not view.disagreements and not view.unanswerable_disagreements:
             t2.caption("No disagreements: every (question, document) judged by several people got one grade.")
         t2.caption(view.agreement)
+
+
+def progress_section(rows: list[dict]) -> None:
+    """Per-annotator progress: questions judged, judgments, and the pace over the last hours."""
+    if rows:
+        with st.expander("Progress per annotator", expanded=False):
+            st.dataframe(pd.DataFrame(rows), hide_index=True)

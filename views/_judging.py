@@ -74,13 +74,15 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         holes = run_holes(s, run_id)
         candidates = with_holes(list(candidates), holes.candidates(qid))
         holes_bar(holes, qid)
-    views = lb.candidate_views(corp, candidates, status, me.name, shuffle=shuffle)
+    blind = guard(lb.blind_judging, s)
+    views = lb.candidate_views(corp, candidates, status, me.name, shuffle=shuffle, blind=blind)
     progress = lb.label_progress(index, views, guard(s.judged_by, me.name))
     options[2].progress(progress.share, text=progress.text)
 
     st.subheader(inert(question.question), anchor=False)
     st.markdown(lb.status_line(status), unsafe_allow_html=True)
-    for kind, note in lb.unanswerable_notes(status, me.name):
+    hidden = blind and lb.hides_others(views, status, me.name)
+    for kind, note in lb.unanswerable_notes(status, me.name, hidden=hidden):
         (st.warning if kind == "warning" else st.info)(note)
 
     def grade(doc_id: str, value: int | None, advance: bool = False) -> None:

@@ -8,7 +8,7 @@ from app import golden_set as gs
 from app.access import Can
 from views._common import Keys, act, actor, flash, guard, show_flash
 from views._loaders import workspace
-from views._health import health_section
+from views._health import health_section, progress_section
 from views._upload import upload_section
 from storage import default_db_url
 
@@ -32,6 +32,7 @@ def _downloads(url: str, rev: int):
 
 view = guard(_overview, default_db_url(), revision)
 health_section(view)
+progress_section(guard(gs.progress_rows, s))
 
 st.subheader("Questions", anchor=False)
 if not view.rows:

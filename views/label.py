@@ -58,6 +58,14 @@ def _move_question(step: int) -> None:
     st.session_state.update({Keys.QUESTION: ids[max(0, min(len(ids) - 1, i + step))], Keys.FOCUS: 0})
 
 
+def _next_for_me() -> None:
+    qid = act(lb.next_for_me, s, me)  # act: True when no question wants another judge, False after an error
+    if isinstance(qid, str):
+        st.session_state.update({Keys.QUESTION: qid, Keys.FOCUS: 0})
+    elif qid:
+        flash("No question needs another judge right now: every one has its overlap or is yours already.", "info")
+
+
 if (holes_run := st.query_params.get(HOLES_PARAM)) and holes_run.isdigit():  # from the Evaluate page's link
     st.session_state[Keys.HOLES] = int(holes_run)
 systems = list(guard(saved_systems, s))
@@ -73,6 +81,10 @@ if not index:
     st.info("No questions yet: write the first one above. Candidates from dense and BM25 retrieval appear below it.")
     st.stop()
 
+if not read_only:
+    st.button("Next question for me", key="next-for-me", on_click=_next_for_me, icon=":material/assignment_ind:",
+              help="Claims (for 30 minutes, renewed while you grade) a question that still needs judges and that "
+                   "you have not judged, the closest to done first.")
 start_question(Keys.QUESTION, ids, lambda: lb.first_unfinished(index, guard(s.judged_by, me.name)))
 question_picker(Keys.QUESTION, {x.query_id: lb.question_choice_label(x.query_id, x.status, x.question) for x in index},
                 _move_question)

@@ -53,7 +53,13 @@ with st.form("team-settings", border=True):
     default_role = st.selectbox("Role of an unlisted OIDC sign-in", choices, key="set_oidc_role",
                                 index=choices.index(settings["oidc_default_role"]),
                                 help=acc.SETTING_HELP["oidc_default_role"])
+    overlap = st.number_input("Judges per question (overlap)", 1, 20, int(settings["overlap"]), key="set_overlap",
+                              help="How many independent judgments \"Next question for me\" collects per question.")
+    blind = st.toggle("Blind judging", settings["blind"] is not False, key="set_blind",
+                      help="An annotator sees no one else's grades on a question until they have finished it.")
     if st.form_submit_button("Save settings"):
         guard(acc.set_team_setting, s, me, "session_hours", hours)
         guard(acc.set_team_setting, s, me, "oidc_default_role", default_role)
+        guard(acc.set_team_setting, s, me, "overlap", int(overlap))
+        guard(acc.set_team_setting, s, me, "blind", bool(blind))
         st.success("Saved.")

@@ -13,7 +13,8 @@ from labeler.cli import UserError, cli, handle_errors
 from labeler.errors import GoldenFormatError, InputError
 
 MAX_SHOWN = 20  # bad lines printed; the rest are counted
-DB_HELP = "Database URL or SQLite file (default: $LABELER_HOME/labeler.db, i.e. .labeler/ in the cwd)."
+DB_HELP = ("Database URL (postgresql://… or sqlite:///…) or SQLite file (default: $LABELER_DB_URL, else "
+           "$LABELER_HOME/labeler.db, i.e. .labeler/ in the cwd).")
 
 
 def _collection_name(ctx, param, value: str) -> str:
@@ -41,6 +42,7 @@ def import_command(golden: Path, corpus: Path | None, collection: str, db_url: s
     """Import GOLDEN (a golden JSONL file or a BEIR folder) into the database, all or nothing."""
     from labeler.transfer import import_golden_set, read_for_import
     from storage import open_store
+    from storage.engine import shown_url
 
     loaded = None
     if corpus is not None:
@@ -63,7 +65,7 @@ def import_command(golden: Path, corpus: Path | None, collection: str, db_url: s
     s = done.summary
     click.echo(f"Imported {s.n_questions} questions ({s.n_new} new, {s.n_updated} updated, "
                f"{s.n_unanswerable} unanswerable) with {s.n_judgments} grades into collection "
-               f"{collection!r} of {store.url}.")
+               f"{collection!r} of {shown_url(store.url)}.")  # a PostgreSQL password is never printed
 
 
 @cli.command("export")

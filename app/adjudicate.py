@@ -1,0 +1,106 @@
+"""Adjudicate page: the questions where annotators disagree, every grade with who gave it, the final
+grade an adjudicator sets (with a note), and agreement before and after adjudication.
+
+A document is disputed when its grades fall on both sides of the relevance line (some >= 1, some
+0) or spread by 2 or more (labeler.agreement.Disagreement). The adjudicated grade outweighs the
+consensus rule in exports and evaluation (storage.adjudication); the grades stay as given.
+"After adjudication" agreement counts each adjudicated document as agreed at its final grade
+(every annotator's grade of it replaced by that grade): how much disagreement is left unresolved.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from app.access import Actor, Can
+from labeler.agreement import Ratings, consensus
+from labeler.agreement_bootstrap import AgreementIntervals, bootstrap_agreement
+from labeler.errors import InputError
+from storage import IMPORT_ANNOTATOR, Store
+from storage.adjudication import Adjudication
+
+GRADES = (0, 1, 2, 3)
+
+
+@dataclass(frozen=True)
+class Dispute:
+    """One disputed (question, document): the grades by annotator, the consensus, and the final grade if set."""
+
+    query_id: str
+    doc_id: str
+    grades: Mapping[str, int]
+    consensus: int
+    spread: int
+    splits_relevance: bool
+    final: Adjudication | None = None
+
+
+def is_disputed(grades: Mapping[str, int]) -> bool:
+    """Grades on both sides of the relevance line (>= 1 and < 1), or a spread of 2 or more."""
+    values = list(grades.values())
+    return bool(values) and ((max(values) >= 1 > min(values)) or max(values) - min(values) >= 2)
+
+
+def disputes(store: Store, *, open_only: bool = False) -> list[Dispute]:
+    """The queue: disputed documents (people's grades only), unresolved first, then the worst spread."""
+    final = store.adjudications()
+    people = {key: {a: g for a, g in by.items() if a != IMPORT_ANNOTATOR} for key, by in store.ratings().items()}
+    out = [Dispute(d.query_id, d.doc_id, d.grades, d.consensus, d.spread, d.splits_relevance,
+                   final.get((d.query_id, d.doc_id)))
+           for d in consensus(people).disagreements if is_disputed(d.grades)]
+    if open_only:
+        out = [d for d in out if d.final is None]
+    return sorted(out, key=lambda d: (d.final is not None, -d.spread, not d.splits_relevance, d.query_id, d.doc_id))
+
+
+def dispute_rows(items: Sequence[Dispute]) -> list[dict[str, Any]]:
+    """The queue as table rows: every grade with who gave it."""
+    return [{"query_id": d.query_id, "doc_id": d.doc_id,
+             "grades": ", ".join(f"{a}: {g}" for a, g in sorted(d.grades.items())),
+             "consensus": d.consensus, "spread": d.spread, "final": "" if d.final is None else d.final.grade,
+             "by": "" if d.final is None else d.final.by, "note": "" if d.final is None else d.final.note}
+            for d in items]
+
+
+def adjudicate(store: Store, actor: Actor, query_id: str, doc_id: str, grade: int | None, note: str) -> None:
+    """Set the final grade (0-3) of a disputed document with a note saying why; None withdraws it."""
+    actor.require(Can.ADJUDICATE)
+    if grade is not None and grade not in GRADES:
+        raise InputError(f"a final grade must be one of 0-3, got {grade!r}", hint="pick a grade from the list.")
+    if grade is not None and not (note or "").strip():
+        raise InputError("an adjudication needs a note", hint="say in a sentence why this grade is the right one.")
+    store.adjudicate(query_id, doc_id, grade, by=actor.name, note=note or "")
+
+
+def adjudicated_ratings(ratings: Ratings, final: Mapping[tuple[str, str], Adjudication]) -> Ratings:
+    """The ratings with every grade of an adjudicated document replaced by its final grade."""
+    return {key: ({a: final[key].grade for a in by} if key in final else dict(by)) for key, by in ratings.items()}
+
+
+@dataclass(frozen=True)
+class AgreementView:
+    """Agreement before and after adjudication, each statistic with its bootstrap interval."""
+
+    before: AgreementIntervals
+    after: AgreementIntervals
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per statistic: value [95% interval] before and after."""
+        out = [{"statistic": "Fleiss' κ (items every annotator judged)", "before": self.before.fleiss_kappa.text(),
+                "after": self.after.fleiss_kappa.text()},
+               {"statistic": "Krippendorff's α (ordinal)", "before": self.before.krippendorff_alpha.text(),
+                "after": self.after.krippendorff_alpha.text()}]
+        for pair, interval in self.before.pairs.items():
+            out.append({"statistic": f"Cohen's κ {pair[0]} / {pair[1]}", "before": interval.text(),
+                        "after": self.after.pairs[pair].text()})
+        return out
+
+
+def agreement_view(store: Store, *, n_resamples: int = 500, seed: int = 0) -> AgreementView:
+    """Agreement of the people (the import excluded) before and after adjudication, with 95% bootstrap
+    intervals over resampled questions (fixed seed)."""
+    ratings = store.ratings()
+    after = adjudicated_ratings(ratings, store.adjudications())
+    return AgreementView(bootstrap_agreement(ratings, exclude=(IMPORT_ANNOTATOR,), n_resamples=n_resamples, seed=seed),
+                         bootstrap_agreement(after, exclude=(IMPORT_ANNOTATOR,), n_resamples=n_resamples, seed=seed))

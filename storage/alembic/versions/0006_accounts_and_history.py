@@ -1,0 +1,40 @@
+"""users, sessions, sign-in throttling, team settings, judgment history, who wrote what"""
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+from storage.schema import login_failures, sessions, team_settings, users
+
+revision = "0006"
+down_revision = "0005"
+
+
+def upgrade() -> None:
+    """Team mode: users, sessions, sign-in throttling and settings; who wrote what; the grades a
+    regrade replaced. The new tables are copied from SCHEMA (judgment_history frozen since v8): the
+    next change to any of them must first freeze this revision's copy (as 0001 does)."""
+    for column in ("ALTER TABLE collections ADD COLUMN corpus_set_by TEXT NOT NULL DEFAULT ''",
+                   "ALTER TABLE collections ADD COLUMN corpus_set_at TEXT",
+                   "ALTER TABLE questions ADD COLUMN updated_by TEXT NOT NULL DEFAULT ''",
+                   "ALTER TABLE runs ADD COLUMN created_by TEXT NOT NULL DEFAULT ''"):
+        op.execute(column)
+    v6 = sa.MetaData()
+    sa.Table("questions", v6, sa.Column("id", sa.Integer, primary_key=True))
+    sa.Table(  # frozen: v8 added doc_hash to SCHEMA's copy, v9 widened its grade on PostgreSQL
+        "judgment_history", v6,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("doc_id", sa.Text, nullable=False),
+        sa.Column("annotator", sa.Text, nullable=False),
+        sa.Column("grade", sa.Integer, nullable=False),
+        sa.Column("note", sa.Text, nullable=False, server_default=""),
+        sa.Column("given_at", sa.Text, nullable=False),
+        sa.Column("replaced_at", sa.Text, nullable=False),
+        sa.Column("replaced_by", sa.Text, nullable=False),
+        sa.Column("change", sa.Text, nullable=False),
+        sa.Index("ix_judgment_history_question", "question_id", "doc_id"))
+    for table in (users, sessions, login_failures, team_settings):
+        table.to_metadata(v6)
+    v6.create_all(op.get_bind(), tables=[v6.tables[t] for t in ("judgment_history", "users", "sessions",
+                                                                 "login_failures", "team_settings")])

@@ -1,0 +1,131 @@
+"""Adjudication: the queue of disputed documents, the final grade that outweighs the consensus in the
+export, who may set it, and agreement before/after with bootstrap intervals (on both engines)."""
+from __future__ import annotations
+
+import pytest
+
+from app import adjudicate as adj
+from app.access import Actor, Role
+from browser_support import app_home, sample_embeddings  # noqa: F401 - fixtures
+from conftest import rows
+from labeler.agreement_bootstrap import bootstrap_agreement, quantile
+from labeler.errors import AccessDenied, InputError
+from labeler.golden import GoldenQuery, GoldenSet
+from storage import open_store
+
+ANN = Actor("ann@example.org", Role.ANNOTATOR, team=True)
+LEAD = Actor("lead@example.org", Role.ADMIN, team=True)
+
+
+@pytest.fixture
+def store(db_url):
+    s = open_store(db_url, synchronous="NORMAL")
+    s.add_question("How many vacation days?", query_id="q1")
+    s.add_question("Who approves travel?", query_id="q2")
+    for doc, a, b in (("d1", 2, 0),   # both sides of the relevance line: disputed
+                      ("d2", 1, 2),   # spread 1, both relevant: not disputed
+                      ("d3", 3, 1)):  # spread 2: disputed
+        s.set_judgment("q1", doc, a, annotator="ann")
+        s.set_judgment("q1", doc, b, annotator="bob")
+    s.set_judgment("q2", "d1", 0, annotator="ann")
+    s.set_judgment("q2", "d1", 0, annotator="bob")
+    yield s
+    s.close()
+
+
+def test_the_queue_holds_the_disputed_documents_with_every_grade(store):
+    items = adj.disputes(store)
+    assert [(d.query_id, d.doc_id, dict(d.grades), d.spread, d.splits_relevance) for d in items] == [
+        ("q1", "d1", {"ann": 2, "bob": 0}, 2, True), ("q1", "d3", {"ann": 3, "bob": 1}, 2, False)]
+    assert adj.dispute_rows(items)[0]["grades"] == "ann: 2, bob: 0"
+
+
+def test_imported_grades_are_no_one_in_the_queue(store):
+    store.import_golden(GoldenSet((GoldenQuery("q2", "Who approves travel?", relevance={"d1": 3}),)))
+    assert [d.doc_id for d in adj.disputes(store)] == ["d1", "d3"]  # q2/d1: the people agree on 0
+
+
+def test_the_adjudicated_grade_is_what_the_export_carries(store):
+    assert store.export_golden().get("q1").relevance == {"d1": 1, "d2": 1, "d3": 2}  # floor of the medians
+    adj.adjudicate(store, LEAD, "q1", "d1", 0, "  The page is about sick days.  ")
+    exported = store.export_golden().get("q1")
+    assert exported.relevance == {"d1": 0, "d2": 1, "d3": 2}
+    assert exported.extra["adjudicated"] == {"d1": {"grade": 0, "by": LEAD.name, "note": "The page is about sick days."}}
+    assert "adjudicated" not in store.export_golden().get("q2").extra
+    assert [(d.doc_id, d.final.grade) for d in adj.disputes(store) if d.final] == [("d1", 0)]
+    assert [d.doc_id for d in adj.disputes(store, open_only=True)] == ["d3"]
+    assert {(j.annotator, j.grade) for j in store.judgments(query_id="q1") if j.doc_id == "d1"} == {
+        ("ann", 2), ("bob", 0)}  # the grades stay as given
+    adj.adjudicate(store, LEAD, "q1", "d1", None, "")  # withdrawn: the consensus again
+    assert store.export_golden().get("q1").relevance["d1"] == 1
+    assert rows(store, "SELECT count(*) FROM adjudications") == [(0,)]
+
+
+def test_adjudication_bumps_the_revision_and_goes_with_its_question(store):
+    before = store.revision()
+    adj.adjudicate(store, LEAD, "q1", "d3", 3, "Answers it in full.")
+    assert store.revision() == before + 1
+    store.delete_question("q1")
+    assert store.adjudications() == {}
+
+
+def test_only_an_adjudicator_sets_a_final_grade_and_with_a_note(store):
+    with pytest.raises(AccessDenied, match="is an annotator and may not adjudicate"):
+        adj.adjudicate(store, ANN, "q1", "d1", 0, "mine")
+    with pytest.raises(InputError, match="needs a note"):
+        adj.adjudicate(store, LEAD, "q1", "d1", 0, "  ")
+    with pytest.raises(InputError, match="one of 0-3"):
+        adj.adjudicate(store, LEAD, "q1", "d1", 7, "why")
+    with pytest.raises(InputError, match="no question 'q9'"):
+        adj.adjudicate(store, LEAD, "q9", "d1", 0, "why")
+    assert store.adjudications() == {}
+
+
+def test_quantile_interpolates_between_order_statistics():
+    # 0.25 * (5 - 1) = 1.0 -> the second value; 0.1 * 4 = 0.4 -> 1 + 0.4 * (2 - 1) = 1.4
+    assert quantile([5, 1, 2, 3, 4], 0.25) == 2 and quantile([1, 2, 3, 4, 5], 0.1) == pytest.approx(1.4)
+    assert quantile([], 0.5) is None
+
+
+def test_bootstrap_is_seeded_and_brackets_the_value():
+    ratings = {(f"q{i}", f"d{j}"): {"a": (i + j) % 4, "b": (i + j + (i % 3 == 0)) % 4} for i in range(12)
+               for j in range(3)}
+    one = bootstrap_agreement(ratings, n_resamples=200, seed=7)
+    assert one == bootstrap_agreement(ratings, n_resamples=200, seed=7)  # same seed, same interval
+    alpha = one.krippendorff_alpha
+    assert alpha.low <= alpha.value <= alpha.high and alpha.low < alpha.high
+    pair = one.pairs["a", "b"]
+    assert pair.value == one.report.pairs[0].kappa and pair.low <= pair.value <= pair.high
+    perfect = bootstrap_agreement({(f"q{i}", "d"): {"a": i % 4, "b": i % 4} for i in range(8)}, n_resamples=50)
+    assert (perfect.krippendorff_alpha.low, perfect.krippendorff_alpha.high) == (1.0, 1.0)
+    assert bootstrap_agreement({}).krippendorff_alpha.text() == "n/a"
+
+
+def test_agreement_after_adjudication_counts_adjudicated_documents_as_agreed(store):
+    before = adj.agreement_view(store, n_resamples=50).before.krippendorff_alpha.value
+    adj.adjudicate(store, LEAD, "q1", "d1", 1, "partly")
+    adj.adjudicate(store, LEAD, "q1", "d3", 2, "mostly")
+    view = adj.agreement_view(store, n_resamples=50)
+    assert view.before.krippendorff_alpha.value == before < view.after.krippendorff_alpha.value
+    assert [r["statistic"] for r in view.rows()] == [
+        "Fleiss' κ (items every annotator judged)", "Krippendorff's α (ordinal)", "Cohen's κ ann / bob"]
+
+
+def test_adjudicate_page_sets_a_final_grade(app_home):
+    from browser_support import open_app, texts
+
+    with open_store() as s:
+        s.add_question("How many vacation days?", query_id="q1")
+        s.set_judgment("q1", "leave-001", 3, annotator="ann")
+        s.set_judgment("q1", "leave-001", 0, annotator="bob")
+    at = open_app("views/adjudicate.py", annotator="lead")
+    assert "Queue (1 open of 1)" in [h.value for h in at.subheader]
+    at.radio(key="adjudicate_grade").set_value(2)
+    at.text_input(key="adjudicate_note").input("States the number of days.")
+    at.button(key="FormSubmitter:adjudicate-form-Set the final grade").click().run()
+    assert not at.exception, at.exception
+    assert any("Final grade 2 set for leave-001" in m for m in texts(at.success))
+    with open_store() as s:
+        assert s.export_golden().get("q1").extra["adjudicated"] == {
+            "leave-001": {"grade": 2, "by": "lead", "note": "States the number of days."}}
+    assert "Queue (0 open of 1)" in [h.value for h in at.subheader]

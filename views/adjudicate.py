@@ -1,0 +1,60 @@
+"""Adjudicate: the disputed documents with every grade and who gave it; an adjudicator sets the final
+grade with a note; agreement before and after adjudication with 95% bootstrap intervals."""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from app import adjudicate as adj
+from app.access import Can
+from views._common import act, actor, flash, guard, show_flash
+from views._loaders import store
+from storage import default_db_url
+
+st.title("Adjudicate", anchor=False)
+s = store()
+show_flash()
+me = actor()
+revision = guard(s.revision)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def _disputes(url: str, rev: int) -> list[adj.Dispute]:
+    return adj.disputes(s)
+
+
+@st.cache_data(show_spinner="Resampling questions…", max_entries=8)
+def _agreement(url: str, rev: int) -> list[dict]:
+    return adj.agreement_view(s).rows()
+
+
+items = guard(_disputes, default_db_url(), revision)
+open_items = [d for d in items if d.final is None]
+st.caption("A document is disputed when its grades fall on both sides of the relevance line (some ≥ 1, some 0) or "
+           "spread by 2 or more. Its final grade replaces the consensus in exports and evaluation.")
+if not items:
+    st.info("No disagreements to adjudicate: every document judged by several people got close grades.")
+else:
+    st.subheader(f"Queue ({len(open_items)} open of {len(items)})", anchor=False)
+    only_open = st.toggle("Open only", value=True, key="adjudicate_open_only")
+    shown = open_items if only_open else items
+    st.dataframe(pd.DataFrame(adj.dispute_rows(shown)), hide_index=True, key="adjudicate_table")
+    if me.can(Can.ADJUDICATE) and shown:
+        keys = [f"{d.query_id} · {d.doc_id}" for d in shown]
+        with st.form("adjudicate-form", clear_on_submit=True, border=True):
+            picked = st.selectbox("Disputed document", keys, key="adjudicate_pick")
+            grade = st.radio("Final grade", adj.GRADES, horizontal=True, key="adjudicate_grade")
+            note = st.text_input("Note (why this grade)", key="adjudicate_note")
+            submitted = st.form_submit_button("Set the final grade")
+        if submitted:
+            d = shown[keys.index(picked)]
+            if act(adj.adjudicate, s, me, d.query_id, d.doc_id, grade, note):
+                flash(f"Final grade {grade} set for {d.doc_id} on {d.query_id}.", "success")
+            st.rerun()
+    elif not me.can(Can.ADJUDICATE):
+        st.info("Only an adjudicator (an admin) sets final grades; you can read the queue.")
+
+st.subheader("Agreement", anchor=False)
+st.caption("Before: the annotators' own grades. After: each adjudicated document counts as agreed at its final "
+           "grade. In brackets, the 95% bootstrap interval over resampled questions (500 resamples, fixed seed).")
+st.dataframe(pd.DataFrame(guard(_agreement, default_db_url(), revision)), hide_index=True)
