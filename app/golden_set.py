@@ -7,11 +7,11 @@ store's revision (it changes with every write) and a rerun that changes nothing 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import IO, Any
 
-from app.access import Actor, Can
-from app.label import question_choice_label
+from app.access import Actor, Can, Role
+from app.label import blind_judging, question_choice_label
 from app.recheck import stale_line
 from app.workspace import normalize_corpus_path
 from labeler.agreement import agreement, consensus
@@ -106,9 +106,35 @@ def filter_rows(rows: Sequence[dict[str, Any]], *, text: str = "", types: Sequen
             and (not types or r["type"] in types) and (not status_in or r["status"] in status_in)]
 
 
-def golden_downloads(store: Store) -> dict[str, tuple[bytes, str, str] | str]:
+BLIND_NOTE = ("**Blind judging** is on: as an annotator you see your own grades only — the labels, annotators, "
+              "disagreements, agreement, others' grade history and the downloads show to admins and viewers.")
+HIDDEN = "(hidden: blind judging)"
+
+
+def sees_others(store: Store, actor: Actor) -> bool:
+    """False for an annotator while the team judges blind: no one else's grade reaches them on any
+    page (admins adjudicate and viewers do not judge, so they see everything)."""
+    return actor.role != Role.ANNOTATOR or not blind_judging(store)
+
+
+def for_actor(view: GoldenOverview, store: Store, actor: Actor) -> GoldenOverview:
+    """The overview as `actor` may see it: under blind judging an annotator's copy holds no consensus
+    labels, annotators, votes, disagreements or agreement figures."""
+    if sees_others(store, actor):
+        return view
+    rows = tuple({**r, "relevant": None, "labels": HIDDEN, "annotators": HIDDEN, "unanswerable votes": HIDDEN}
+                 for r in view.rows)
+    return replace(view, rows=rows, disagreements=(), unanswerable_disagreements=(), agreement=HIDDEN)
+
+
+def golden_downloads(store: Store, actor: Actor) -> dict[str, tuple[bytes, str, str] | str]:
     """format -> (bytes, file name, mime) of the collection's golden set, or why it cannot be
-    written in that format (e.g. an id TREC qrels cannot hold)."""
+    written in that format (e.g. an id TREC qrels cannot hold). Refused to an annotator while the
+    team judges blind: an export is everyone's consensus."""
+    actor.require(Can.EXPORT)
+    if not sees_others(store, actor):
+        raise AccessDenied("downloads are hidden from annotators while the team judges blind",
+                           hint="an admin or a viewer can download the golden set.")
     golden = store.export_golden()
     out: dict[str, tuple[bytes, str, str] | str] = {}
     for name, fmt in FORMATS.items():
@@ -173,11 +199,13 @@ def delete_question(store: Store, actor: Actor, query_id: str) -> None:
     store.delete_question(query_id)
 
 
-def grade_history_rows(store: Store, query_id: str) -> list[dict[str, Any]]:
-    """Every grade given on the question, current and replaced, for the history table."""
+def grade_history_rows(store: Store, query_id: str, actor: Actor | None = None) -> list[dict[str, Any]]:
+    """Every grade given on the question, current and replaced, for the history table (under blind
+    judging, an annotator's own grades only)."""
+    mine_only = actor is not None and not sees_others(store, actor)
     return [{"doc_id": e.doc_id, "annotator": e.annotator, "grade": e.grade, "given": e.given_at,
              "replaced": e.replaced_at or "(current)", "by": e.replaced_by, "change": e.change, "note": e.note}
-            for e in store.grade_history(query_id)]
+            for e in store.grade_history(query_id) if not mine_only or e.annotator == actor.name]
 
 
 def progress_rows(store: Store, *, window_hours: float = 8) -> list[dict[str, Any]]:

@@ -95,7 +95,7 @@ def test_golden_set_delete_asks_for_confirmation(app_home):
 
 def test_golden_downloads_jsonl_trec_and_beir(app_home):
     store, _ = load_demo()
-    files = gs.golden_downloads(store)
+    files = gs.golden_downloads(store, local_actor("tester"))
     jsonl, name, _ = files["jsonl"]
     golden = parse_golden_jsonl(jsonl.decode("utf-8"))
     assert name == "golden.jsonl" and len(golden) == 62

@@ -169,3 +169,24 @@ def test_team_page_sets_overlap_and_blind_judging(app_home, monkeypatch):
     assert (s.accounts.settings()["overlap"], s.accounts.settings()["blind"]) == (3, False)
     assert label.blind_judging(s) is False
     s.close()
+
+
+def test_blind_judging_hides_others_grades_on_the_golden_set_page_and_its_downloads(store):
+    from labeler.errors import AccessDenied
+
+    label.grade(store, BOB, "q1", "d1", 3)
+    label.grade(store, ANN, "q1", "d2", 0)
+    store.accounts.set_setting("blind", True)
+    admin, viewer = Actor("boss@example.org", Role.ADMIN, team=True), Actor("v@example.org", Role.VIEWER, team=True)
+    full = gs.overview(store)
+    seen = gs.for_actor(full, store, ANN)
+    q1 = next(r for r in seen.rows if r["query_id"] == "q1")
+    assert q1["labels"] == gs.HIDDEN and q1["annotators"] == gs.HIDDEN and q1["relevant"] is None
+    assert seen.disagreements == () and seen.agreement == gs.HIDDEN
+    assert [r["annotator"] for r in gs.grade_history_rows(store, "q1", ANN)] == [ANN.name]  # her own only
+    with pytest.raises(AccessDenied, match="while the team judges blind"):
+        gs.golden_downloads(store, ANN)
+    for who in (admin, viewer):  # an adjudicator and a reader see everything
+        assert gs.for_actor(full, store, who) == full and "jsonl" in gs.golden_downloads(store, who)
+    store.accounts.set_setting("blind", False)
+    assert gs.for_actor(full, store, ANN) == full

@@ -26,11 +26,13 @@ def _overview(url: str, rev: int) -> gs.GoldenOverview:
 
 
 @st.cache_data(show_spinner="Preparing the downloads…", max_entries=8)
-def _downloads(url: str, rev: int):
-    return gs.golden_downloads(s)
+def _downloads(url: str, rev: int, who):
+    return gs.golden_downloads(s, who)
 
 
-view = guard(_overview, default_db_url(), revision)
+view = guard(gs.for_actor, guard(_overview, default_db_url(), revision), s, me)
+if not gs.sees_others(s, me):
+    st.info(gs.BLIND_NOTE)
 health_section(view)
 progress_section(guard(gs.progress_rows, s))
 
@@ -84,10 +86,10 @@ else:
             st.button("Delete…", key="delete-question", icon=":material/delete:",
                       on_click=lambda qid=chosen: st.session_state.update({Keys.CONFIRM_DELETE: qid}))
         with st.expander("Grade history of this question (replaced grades included)"):
-            st.dataframe(pd.DataFrame(guard(gs.grade_history_rows, s, chosen)), hide_index=True, key="grade_history")
+            st.dataframe(pd.DataFrame(guard(gs.grade_history_rows, s, chosen, me)), hide_index=True, key="grade_history")
 
 st.subheader("Download", anchor=False)
-files = guard(_downloads, default_db_url(), revision) if view.rows else {}
+files = guard(_downloads, default_db_url(), revision, me) if view.rows and gs.sees_others(s, me) else {}
 for col, (fmt, label) in zip(st.columns(len(gs.DOWNLOADS)), gs.DOWNLOADS):
     item = files.get(fmt, ("", "", ""))
     if isinstance(item, str):
