@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from labeler.candidates import Candidate
 from storage import Store
 
 HOLE_DEPTH = 10  # the top k searched for holes (a saved run keeps its top 10 per question)
@@ -43,9 +42,9 @@ class Holes:
         """The first question with a hole left (None when all are closed)."""
         return next(iter(self.by_question), None)
 
-    def candidates(self, query_id: str) -> list[Candidate]:
-        """One question's holes as candidates, in the run's order."""
-        return [Candidate(doc_id, {self.badge: rank}) for doc_id, rank in self.by_question.get(query_id, ())]
+    def ranks(self, query_id: str) -> dict[str, int]:
+        """One question's holes: doc_id -> the run's rank (labeler.candidates.with_ranking shows them first)."""
+        return dict(self.by_question.get(query_id, ()))
 
 
 def find_holes(store: Store, run_id: int, k: int = HOLE_DEPTH) -> Holes:
@@ -62,10 +61,3 @@ def find_holes(store: Store, run_id: int, k: int = HOLE_DEPTH) -> Holes:
             holes[query_id] = tuple(top)
     return Holes(run_id, k, holes)
 
-
-def with_holes(pooled: list[Candidate], holes: list[Candidate]) -> list[Candidate]:
-    """The holes first (marked with the run's rank), then the pooled candidates not among them."""
-    ids = {c.doc_id for c in holes}
-    merged = [Candidate(h.doc_id, {**h.found_by, **next((dict(c.found_by) for c in pooled if c.doc_id == h.doc_id), {})})
-              for h in holes]
-    return merged + [c for c in pooled if c.doc_id not in ids]

@@ -94,16 +94,6 @@ def _view(corpus: Corpus, doc_id: str, badges: Sequence[str], terms: Sequence[st
                          {k: str(v) for k, v in doc.metadata.items()}, tuple(badges), grades.get(annotator), others)
 
 
-def with_system(pooled: Sequence[Candidate], name: str, doc_ids: Sequence[str]) -> list[Candidate]:
-    """The pooled candidates plus a saved system's ranking (`doc_ids`, best first): a document it
-    found gets its badge ("served #2"); one no other retriever found is added after the pool."""
-    rank = {d: r for r, d in enumerate(doc_ids, start=1)}
-    merged = [Candidate(c.doc_id, {**c.found_by, name: rank[c.doc_id]}, c.scores, c.chunk_id) if c.doc_id in rank else c
-              for c in pooled]
-    seen = {c.doc_id for c in pooled}
-    return merged + [Candidate(d, {name: r}) for d, r in rank.items() if d not in seen]
-
-
 def building_note(progress: str) -> str:
     """What the Label page says while the dense index of a big corpus is being built."""
     return (f"The dense index is still being built ({progress}). The candidates below come from BM25 only; "
@@ -266,14 +256,14 @@ def add_question(store: Store, corpus: Corpus, actor: Actor, text: str, query_ty
 def grade(store: Store, actor: Actor, query_id: str, doc_id: str, grade: int | None,
           corpus: Corpus | None = None) -> None:
     """Save the actor's grade of a document (None clears it), at once; a replaced grade goes to the
-    history. The grade keeps the content hash of the document as `corpus` shows it."""
+    history. The grade keeps the content hash of the document as `corpus` shows it, and renews the
+    actor's claim on the question (storage does both in the grade's transaction)."""
     actor.require(Can.GRADE)
     if grade is None:
         store.clear_judgment(query_id, doc_id, annotator=actor.name)
     else:
         store.set_judgment(query_id, doc_id, grade, annotator=actor.name,
                            doc=corpus.get(doc_id) if corpus is not None else None)
-    store.renew_claim(query_id, actor.name)  # working on it: a claimed question's lease is extended
 
 
 def next_for_me(store: Store, actor: Actor) -> str | None:

@@ -68,6 +68,24 @@ def pool_candidates(retriever: "Retriever", question: str, *, k_dense: int = 10,
     return pool({"dense": dense, "bm25": lexical})
 
 
+def with_ranking(pooled: Sequence[Candidate], name: str, ranks: Mapping[str, int], *,
+                 first: bool = False) -> list[Candidate]:
+    """The pooled candidates plus another ranking (doc_id -> rank, e.g. a saved system's top 10 or a
+    run's unjudged documents): a document it ranks gets its badge (`name #rank`); one not in the
+    pool is added, after the pool, or with `first` those it ranks go before the rest, in its order."""
+    def badges(c: Candidate) -> dict[str, int]:  # the ranking shown first puts its badge first too
+        return {name: ranks[c.doc_id], **c.found_by} if first else {**c.found_by, name: ranks[c.doc_id]}
+
+    merged = [Candidate(c.doc_id, badges(c), c.scores, c.chunk_id) if c.doc_id in ranks else c for c in pooled]
+    in_pool = {c.doc_id for c in pooled}
+    added = [Candidate(d, {name: r}) for d, r in sorted(ranks.items(), key=lambda kv: kv[1]) if d not in in_pool]
+    if not first:
+        return merged + added
+    by_id = {c.doc_id: c for c in merged + added}
+    ranked = [by_id[d] for d, _ in sorted(ranks.items(), key=lambda kv: kv[1])]
+    return ranked + [c for c in merged if c.doc_id not in ranks]
+
+
 def shuffled(candidates: Sequence[Candidate], seed: str) -> list[Candidate]:
     """Candidates in a stable pseudo-random order per seed (e.g. the question id), against position bias."""
     out = list(candidates)

@@ -41,6 +41,8 @@ from storage.records import (
 __all__ = ["DEFAULT_COLLECTION", "IMPORT_ANNOTATOR", "Store", "default_db_url", "normalize_db_url", "open_store"]
 
 
+LEASE_MINUTES = 30  # a work-queue claim lasts this long, renewed by each grade
+
 def open_store(url: str | Path | None = None, *, synchronous: str = "FULL") -> "Store":
     """Open (creating and migrating as needed) the database at `url` (default: default_db_url()).
 
@@ -187,10 +189,13 @@ class Store:
     def set_judgment(self, query_id: str, doc_id: str, grade: int, *, annotator: str,
                      collection: str = DEFAULT_COLLECTION, note: str = "", doc: Document | None = None) -> Judgment:
         """Record `annotator`'s grade (0-3) for a document of a question, replacing their earlier one
-        (`doc`: the document as they saw it, whose content hash the grade keeps)."""
+        (`doc`: the document as they saw it, whose content hash the grade keeps). A claim they hold on
+        the question (the work queue) is renewed in the same transaction: they are working on it."""
         with self._db.write() as conn:
-            return questions.set_judgment(conn, query_id, doc_id, grade, annotator=annotator,
-                                          collection=collection, note=note, doc=doc)
+            judgment = questions.set_judgment(conn, query_id, doc_id, grade, annotator=annotator,
+                                              collection=collection, note=note, doc=doc)
+            self._renew(conn, collection, query_id, annotator)
+            return judgment
 
     def confirm_judgment(self, query_id: str, doc_id: str, *, annotator: str, doc: Document,
                          collection: str = DEFAULT_COLLECTION) -> bool:
@@ -201,9 +206,15 @@ class Store:
 
     def clear_judgment(self, query_id: str, doc_id: str, *, annotator: str,
                        collection: str = DEFAULT_COLLECTION) -> bool:
-        """Remove `annotator`'s grade for the document; False if there was none."""
+        """Remove `annotator`'s grade for the document (renewing their claim, as a grade does); False if there was none."""
         with self._db.write() as conn:
-            return questions.clear_judgment(conn, query_id, doc_id, annotator=annotator, collection=collection)
+            done = questions.clear_judgment(conn, query_id, doc_id, annotator=annotator, collection=collection)
+            self._renew(conn, collection, query_id, annotator)
+            return done
+
+    def _renew(self, conn: Any, collection: str, query_id: str, annotator: str) -> None:
+        work_queue.renew_claim(conn, collection, query_id, annotator, now=self.clock(),
+                               lease=timedelta(minutes=LEASE_MINUTES))
 
     def judgments(self, *, collection: str = DEFAULT_COLLECTION, query_id: str | None = None,
                   annotator: str | None = None) -> list[Judgment]:
@@ -274,7 +285,7 @@ class Store:
     # ---- the shared work queue (storage.work_queue)
 
     def next_question(self, annotator: str, *, collection: str = DEFAULT_COLLECTION,
-                      lease_minutes: float = 30) -> str | None:
+                      lease_minutes: float = LEASE_MINUTES) -> str | None:
         """Claim (lease_minutes) the question `annotator` should judge next: one still wanting judges (team
         setting `overlap`) that they have not judged, closest to done first; None when none is left."""
         with self._db.write() as conn:
@@ -282,7 +293,7 @@ class Store:
                                             now=self.clock(), lease=timedelta(minutes=lease_minutes))
 
     def renew_claim(self, query_id: str, annotator: str, *, collection: str = DEFAULT_COLLECTION,
-                    lease_minutes: float = 30) -> bool:
+                    lease_minutes: float = LEASE_MINUTES) -> bool:
         """Extend `annotator`'s live claim on the question; False when they hold none (expired or never)."""
         with self._db.write() as conn:
             return work_queue.renew_claim(conn, collection, query_id, annotator, now=self.clock(),

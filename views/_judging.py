@@ -11,7 +11,7 @@ import streamlit as st
 
 from app import label as lb
 from app.access import Actor, Can
-from app.holes import with_holes
+from labeler.candidates import with_ranking
 from labeler.corpus import Corpus
 from labeler.status import Status
 from labeler.text import inert
@@ -69,10 +69,11 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         st.info(lb.building_note(building.text))
         _dense_watch(path)
     if extra := st.session_state.get(Keys.EXTRA_SYSTEM):  # the sidebar's "Also pool from"
-        candidates = lb.with_system(list(candidates), extra, system_ranking(extra, question.question))
+        ranks = {d: r for r, d in enumerate(system_ranking(extra, question.question), start=1)}
+        candidates = with_ranking(candidates, extra, ranks)
     if (run_id := st.session_state.get(Keys.HOLES)) is not None:
         holes = run_holes(s, run_id)
-        candidates = with_holes(list(candidates), holes.candidates(qid))
+        candidates = with_ranking(candidates, holes.badge, holes.ranks(qid), first=True)
         holes_bar(holes, qid)
     blind = guard(lb.blind_judging, s)
     views = lb.candidate_views(corp, candidates, status, me.name, shuffle=shuffle, blind=blind)
