@@ -41,19 +41,20 @@ def time_label_page(home: Path, corpus: Path, question: str, clicks: int) -> dic
     at.button(key="FormSubmitter:new-question-form-Add question").click().run()
     assert not at.exception, at.exception
     opened = time.perf_counter() - t0
-    first_doc = next(c.value for c in at.caption if c.value.startswith("`"))
-    n_candidates = sum(1 for b in at.button if b.key and b.key.startswith("cand-") and b.key.endswith("-g0"))
+    first_doc = next(m.value for m in at.markdown if "<small><code>" in m.value).split("<small><code>")[1]
+    n_candidates = sum(1 for g in at.segmented_control if g.key and g.key.startswith("cand-"))
 
-    at.button(key="cand-0-g1").click().run()  # warm: first click after opening
+    at.segmented_control(key="cand-0-grade").set_value(1).run()  # warm: first click after opening
     times = []
     for i in range(clicks):
-        key = f"cand-{i % n_candidates}-g{(i // n_candidates + i) % 4}"
+        control = at.segmented_control(key=f"cand-{i % n_candidates}-grade")
+        grade = (i // n_candidates + i) % 4
         t = time.perf_counter()
-        at.button(key=key).click().run()
+        control.set_value(None if control.value == grade else grade).run()
         times.append(time.perf_counter() - t)
         assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
     return {"median": statistics.median(times), "p90": sorted(times)[int(0.9 * (len(times) - 1))],
-            "open": opened, "candidates": n_candidates, "first": first_doc.split("`")[1]}
+            "open": opened, "candidates": n_candidates, "first": first_doc.split("</code>")[0]}
 
 
 def main() -> int:

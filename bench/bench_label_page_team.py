@@ -93,12 +93,13 @@ def open_label_page(entry: Path, query_id: str) -> tuple[object, int, int]:
     at.sidebar.text_input(key="annotator").input("bench").run()
     at.selectbox(key="q").select(query_id).run()  # the question picker (bound to ?q=)
     assert not at.exception and at.selectbox(key="q").value == query_id, (at.exception, at.selectbox(key="q").value)
-    n_candidates = sum(1 for b in at.button if b.key and b.key.startswith("cand-") and b.key.endswith("-g0"))
+    n_candidates = sum(1 for g in at.segmented_control if g.key and g.key.startswith("cand-"))
     return at, len(at.selectbox(key="q").options), n_candidates
 
 
 def grade_click(at, candidate: int, grade: int) -> None:
-    at.button(key=f"cand-{candidate}-g{grade}").click().run()
+    control = at.segmented_control(key=f"cand-{candidate}-grade")
+    control.set_value(None if control.value == grade else grade).run()  # the selected grade again clears it
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
 
 

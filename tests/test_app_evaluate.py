@@ -2,7 +2,7 @@
 abstention, worst questions, history, and comparing two runs."""
 from __future__ import annotations
 
-from browser_support import app_home, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
+from browser_support import app_home, grade_card, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 
 from app.access import local_actor
 from app.workspace import load_demo_golden
@@ -166,7 +166,7 @@ def test_judge_the_holes_of_a_run_from_the_label_page(app_home):
     card = next(m.value for m in label.markdown if "**1." in m.value)
     assert f"run {run.run_id} #" in card  # the hole comes first, marked with the run's rank
     holes = int(next(m for m in texts(label.info) if "Judging the holes:" in m).split(" unjudged")[0].split(": ")[1])
-    label.button(key="cand-0-g0").click().run()
+    grade_card(label, 0, 0)
     after = int(next(m for m in texts(label.info) if "Judging the holes:" in m).split(" unjudged")[0].split(": ")[1])
     assert after == holes - 1
     again = open_app(PAGE, annotator="asha")

@@ -1,7 +1,7 @@
 """AppTest: the Label page's states — first start, no annotator, no questions, grading, search, errors."""
 from __future__ import annotations
 
-from browser_support import app_home, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
+from browser_support import app_home, card_grade, card_grades_offered, grade_card, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 
 from labeler.paths import SAMPLE_CORPUS
 from storage.store import open_store
@@ -56,22 +56,22 @@ def test_label_grade_click_is_saved_at_once_and_survives_a_new_session(app_home)
     at = add_question(open_app(annotator="asha"))
     doc0, doc1 = candidate_doc(at, 0), candidate_doc(at, 1)
     assert "dense #" in at.markdown[0].value or any("dense #" in m.value for m in at.markdown)
-    at.button(key="cand-0-g3").click().run()
-    at.button(key="cand-1-g0").click().run()
+    grade_card(at, 0, 3)
+    grade_card(at, 1, 0)
     assert not at.exception
     grades = {j.doc_id: (j.grade, j.annotator) for j in open_store().judgments(query_id="q-0001")}
     assert grades == {doc0: (3, "asha"), doc1: (0, "asha")}
 
     again = open_app(annotator="asha")  # a new session: nothing comes from session state
-    assert again.button(key="cand-0-g3").proto.type == "primary"
-    assert again.button(key="cand-1-g0").proto.type == "primary"
+    assert card_grade(again, 0) == 3
+    assert card_grade(again, 1) == 0
     assert any("You: 1 / 1 questions judged" in p.proto.text for p in again.get("progress"))
 
 
 def test_label_clear_removes_only_my_grade(app_home):
     at = add_question(open_app(annotator="asha"))
-    at.button(key="cand-0-g2").click().run()
-    at.button(key="cand-0-clear").click().run()
+    grade_card(at, 0, 2)
+    grade_card(at, 0, None)
     assert open_store().judgments(query_id="q-0001") == []
 
 
@@ -80,7 +80,7 @@ def test_label_keyword_search_adds_a_document_no_retriever_found(app_home):
     shown = {candidate_doc(at, i) for i in range(len(card_ids(at)))}
     target = next(d for d in ("onboarding-001", "travel-001", "payroll-001") if d not in shown)
     at.text_input(key="keyword").input(target).run()
-    at.button(key="hit-0-g2").click().run()
+    at.segmented_control(key="hit-0-grade").set_value(2).run()
     assert not at.exception
     grades = {j.doc_id: j.grade for j in open_store().judgments(query_id="q-0001")}
     assert grades == {target: 2}
@@ -100,7 +100,7 @@ def test_label_keyboard_bar_grades_the_focused_candidate_and_moves_on(app_home):
 
 def test_label_mark_unanswerable_refused_while_a_document_is_relevant(app_home):
     at = add_question(open_app(annotator="asha"))
-    at.button(key="cand-0-g2").click().run()
+    grade_card(at, 0, 2)
     at.button(key="unanswerable").click().run()
     assert not at.exception
     assert any("you graded documents of question" in e for e in texts(at.error))
@@ -111,7 +111,7 @@ def test_label_unanswerable_question_disables_relevant_grades(app_home):
     at = add_question(open_app(annotator="asha"), "Can I keep a pet snake at my desk?", "policy-lookup")
     at.button(key="unanswerable").click().run()
     assert open_store().get_question("q-0001").unanswerable
-    assert at.button(key="cand-0-g2").disabled and not at.button(key="cand-0-g0").disabled
+    assert card_grades_offered(at, 0) == ["0 · Not relevant"]
     assert any("unanswerable" in w for w in texts(at.warning))
 
 
@@ -126,7 +126,7 @@ def test_label_shuffle_keeps_the_candidates_in_another_stable_order(app_home):
     assert [candidate_doc(at, i) for i in range(n)] == mixed
     cards = [m.value for m in at.markdown if m.value.startswith("▶ **1.") or m.value.startswith("**")]
     assert cards and not any("dense #" in c or "BM25 #" in c for c in cards)  # no rank to anchor on
-    next(b for b in at.button if b.key == "cand-0-g2").click().run()
+    grade_card(at, 0, 2)
     first = next(m.value for m in at.markdown if "**1." in m.value)
     assert "dense #" in first or "BM25 #" in first  # shown once graded
 
@@ -198,7 +198,7 @@ def test_label_search_for_a_listed_document_says_where_it_is(app_home):
 def test_label_progress_and_start_are_per_annotator(app_home):
     at = add_question(open_app(annotator="asha"))
     at = add_question(at, "Who approves travel?", "policy-lookup")
-    next(b for b in at.button if b.key == "cand-0-g2").click().run()  # asha judges q-0002 only
+    grade_card(at, 0, 2)  # asha judges q-0002 only
     ben = open_app(annotator="ben")
     assert ben.session_state["q"] == "q-0001"  # ben starts at his first unfinished question
     [bar] = ben.get("progress")
@@ -216,7 +216,7 @@ def test_keyboard_digit_grades_the_focused_card_and_jumps_to_the_next_ungraded_o
     def grades():
         return {j.doc_id: j.grade for j in store.judgments(annotator="asha")}
 
-    next(b for b in at.button if b.key == "cand-1-g1").click().run()  # card #2 graded by a click first
+    grade_card(at, 1, 1)  # card #2 graded by a click first
     at.button(key="key-grade-2").click().run()  # focus #1 -> graded 2 -> skips #2 (graded) to #3
     assert grades() == {docs[1]: 1, docs[0]: 2} and at.session_state["focus"] == 2
     at.button(key="key-grade-0").click().run()  # #3 -> 0, on to #4
@@ -230,9 +230,9 @@ def test_keyboard_digit_grades_the_focused_card_and_jumps_to_the_next_ungraded_o
 
 def test_annotator_names_differing_in_case_or_spaces_are_one_annotator(app_home):
     at = add_question(open_app(annotator="Alice"))
-    next(b for b in at.button if b.key == "cand-0-g2").click().run()
+    grade_card(at, 0, 2)
     again = open_app(annotator="  alice ")
-    next(b for b in again.button if b.key == "cand-1-g1").click().run()
+    grade_card(again, 1, 1)
     assert {j.annotator for j in open_store().judgments()} == {"Alice"}  # shown as first typed
     assert "You: 1 / 1 questions judged" in again.get("progress")[0].proto.text
 
@@ -244,14 +244,14 @@ def test_label_unanswerable_is_each_annotators_own_mark(app_home):
     ben.selectbox(key="q").select("q-0001").run() if ben.session_state["q"] != "q-0001" else None
     # ben sees asha's mark, keeps his grades and his own button; his progress does not count her mark.
     assert any("Marked unanswerable by asha. Judge it yourself" in i for i in texts(ben.info))
-    assert not ben.button(key="cand-0-g2").disabled and ben.button(key="unanswerable").label == "Mark unanswerable"
+    assert "2 · Relevant" in card_grades_offered(ben, 0) and ben.button(key="unanswerable").label == "Mark unanswerable"
     assert "You: 0 / 1 questions judged" in ben.get("progress")[0].proto.text
-    ben.button(key="cand-0-g2").click().run()  # ben disagrees: a relevant document
+    grade_card(ben, 0, 2)  # ben disagrees: a relevant document
     store = open_store()
     assert not store.get_question("q-0001").unanswerable  # a vote never outweighs a relevant grade
     assert any("Disagreement: ben graded a document relevant" in i for i in texts(ben.info))
     at.run()  # asha's mark stands, and is hers alone
-    assert at.button(key="unanswerable").label == "Unmark unanswerable" and at.button(key="cand-0-g2").disabled
+    assert at.button(key="unanswerable").label == "Unmark unanswerable" and "2 · Relevant" not in card_grades_offered(at, 0)
     at.button(key="unanswerable").click().run()
     assert store.question_status("q-0001").voters == ()
 
@@ -266,7 +266,7 @@ def test_label_recheck_queue_after_the_corpus_changes(app_home, tmp_path, monkey
     monkeypatch.setenv("LABELER_CORPUS", str(corpus_file))
     at = add_question(open_app(annotator="asha"))
     doc = candidate_doc(at, 0)
-    at.button(key="cand-0-g3").click().run()
+    grade_card(at, 0, 3)
     assert not [e for e in at.expander if "Re-check" in e.label]  # nothing changed yet
     docs = [json.loads(line) for line in corpus_file.read_text(encoding="utf-8").splitlines()]
     for d in docs:

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from app import background
-from browser_support import open_app, texts
+from browser_support import grade_card, open_app, texts
 
 
 def test_build_reports_progress_and_its_result():
@@ -75,7 +75,7 @@ def test_label_page_offers_bm25_candidates_while_dense_builds(monkeypatch, tmp_p
             assert "BM25 #1" in badges and "dense #" not in badges
         else:
             pytest.fail("the page waited for the whole embedding instead of offering BM25 candidates")
-        at.button(key="cand-0-g2").click().run()  # grading works meanwhile, and is kept
+        grade_card(at, 0, 2)  # grading works meanwhile, and is kept
         for key in list(background._builds):
             background._builds[key].result()  # let the embedding finish
         at.run()

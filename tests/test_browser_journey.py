@@ -136,10 +136,10 @@ def test_browser_journey(app, page):
     expect_visible(card(page, "cand-0"))
     assert re.search(r"dense #\d|BM25 #\d", card(page, "cand-0").inner_text())
     relevant_doc, rejected_doc = card_doc_id(page, "cand-0"), card_doc_id(page, "cand-1")
-    card(page, "cand-0").get_by_role("button", name="3 · Answers fully").click()
-    expect_visible(card(page, "cand-0").get_by_test_id("stBaseButton-primary"))
-    card(page, "cand-1").get_by_role("button", name="0 · Not relevant").click()
-    expect_visible(card(page, "cand-1").get_by_test_id("stBaseButton-primary"))
+    card(page, "cand-0").get_by_role("radio", name="3 · Answers fully").click()
+    expect_visible(card(page, "cand-0").locator("button[role=radio][aria-checked=true]"))
+    card(page, "cand-1").get_by_role("radio", name="0 · Not relevant").click()
+    expect_visible(card(page, "cand-1").locator("button[role=radio][aria-checked=true]"))
     # Highlighted query terms in the snippet.
     assert card(page, "cand-0").locator("mark").count() > 0
 
@@ -152,7 +152,7 @@ def test_browser_journey(app, page):
     expect_visible(card(page, "hit-0"))
     wait_ready(page)
     assert card_doc_id(page, "hit-0") == added_doc
-    card(page, "hit-0").get_by_role("button", name="2 · Relevant").click()
+    card(page, "hit-0").get_by_role("radio", name="2 · Relevant").click()
     expect_visible(page.locator("[class*='st-key-cand-']").filter(has_text="added").filter(has_text=added_doc))
     screenshot(page, "label-full")
     scroll_to_top(page)
@@ -171,7 +171,7 @@ def test_browser_journey(app, page):
     expect_visible(page.get_by_role("button", name="Unmark unanswerable"))
     page.locator(".st-key-prev-question button").click()
     expect_visible(page.get_by_role("heading", name="How many vacation days do new employees get?"))
-    expect_visible(card(page, "cand-0").get_by_test_id("stBaseButton-primary"))
+    expect_visible(card(page, "cand-0").locator("button[role=radio][aria-checked=true]"))
 
     # Golden set page: download the JSONL and check it against the format.
     sidebar_go(page, "Golden set")
@@ -281,14 +281,14 @@ def test_browser_demo_golden_set_keyboard_and_readme_screenshots(app, tmp_path_f
         page.keyboard.press("j")
         expect_visible(card(page, "cand-1").get_by_text("▶", exact=False))
         page.keyboard.press("2")
-        expect_visible(card(page, "cand-1").get_by_role("button", name="2 · Relevant").and_(
-            page.get_by_test_id("stBaseButton-primary")))
+        expect_visible(card(page, "cand-1").get_by_role("radio", name="2 · Relevant").and_(
+            page.locator("[aria-checked=true]")))
         # Typing a digit into a text field types it; it does not grade.
         page.get_by_role("textbox", name="Question", exact=True).fill("")
         page.get_by_role("textbox", name="Question", exact=True).press("3")
         assert page.get_by_role("textbox", name="Question", exact=True).input_value() == "3"
         page.wait_for_timeout(500)
-        assert card(page, "cand-2").get_by_test_id("stBaseButton-primary").count() == 0
+        assert card(page, "cand-2").locator("button[role=radio][aria-checked=true]").count() == 0
         page.get_by_role("textbox", name="Question", exact=True).fill("")
         scroll_to_top(page)
         screenshot(page, "label", readme=True, full_page=False, height=1300)

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from browser_support import AppServer, launch_chromium, sample_embeddings, screenshot, wait_ready  # noqa: F401
+from browser_support import AppServer, grade_option, launch_chromium, sample_embeddings, screenshot, wait_ready  # noqa: F401
 from playwright.sync_api import expect
 
 from app.access import local_actor
@@ -87,7 +87,7 @@ def test_declare_an_endpoint_run_it_and_judge_its_holes(setup):
     expect(page.get_by_text(re.compile("Judging the holes: "))).to_be_visible()
     card = page.locator(".st-key-cand-0")
     expect(card).to_contain_text("run 1 #")
-    card.locator(".st-key-cand-0-g0 button").click()
+    grade_option(card, 0, 0).click()
     wait_ready(page)
     screenshot(page, "systems-holes")
     assert any(j.annotator == "asha" for j in store.judgments())

@@ -213,8 +213,8 @@ def test_team_oidc_roles_and_annotator_identity(home, browser, monkeypatch, tmp_
             visible(card(ann, "cand-0"), FIRST_PAGE_MS)
             doc_id = card_doc_id(ann, "cand-0")
             # Ann starts at her first unfinished question, q-0001.
-            card(ann, "cand-0").get_by_role("button", name="0 · Not relevant").click()
-            visible(card(ann, "cand-0").get_by_test_id("stBaseButton-primary"))
+            card(ann, "cand-0").get_by_role("radio", name="0 · Not relevant").click()
+            visible(card(ann, "cand-0").locator("button[role=radio][aria-checked=true]"))
             wait_ready(ann)
             ann.get_by_role("heading", level=1).first.scroll_into_view_if_needed()
             screenshot(ann, "team-annotator-label", full_page=False)
@@ -280,7 +280,7 @@ def test_team_builtin_accounts_viewer_lockout_invite_and_expiry(home, browser, m
         expect_signed_in(page, "viewer@example.org", "viewer")
         visible(page.get_by_test_id("stAlertContentInfo").filter(has_text="You are a viewer"), FIRST_PAGE_MS)
         visible(card(page, "cand-0"), FIRST_PAGE_MS)
-        expect(card(page, "cand-0").get_by_role("button", name="0 · Not relevant")).to_be_disabled()
+        expect(card(page, "cand-0").get_by_role("radio", name="0 · Not relevant")).to_be_disabled()
         expect(page.get_by_role("button", name="Add question")).to_have_count(0)
         page.keyboard.press("0")  # the keyboard shortcut is disabled too
         assert len(store.judgments()) == n_judgments
@@ -328,7 +328,7 @@ def test_team_builtin_accounts_viewer_lockout_invite_and_expiry(home, browser, m
         visible(card(page, "cand-0"))
         wait_ready(page)
         page.wait_for_timeout(2500)
-        card(page, "cand-0").get_by_role("button", name="0 · Not relevant").click()
+        card(page, "cand-0").get_by_role("radio", name="0 · Not relevant").click()
         visible(page.get_by_test_id("stAlertContentWarning").filter(has_text="Your session has ended"))
         expect_sign_in_form(page)
         screenshot(page, "team-session-ended", full_page=False)

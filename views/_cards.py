@@ -36,12 +36,24 @@ def candidate_card(view: CandidateView, n: int, key: str, on_grade: Grade, *, fo
                     f"{f' · others: {others}' if others else ''}</small>"
                     + (f"\n\n<details><summary>Full text</summary>{full}</details>" if full else ""),
                     unsafe_allow_html=True)
-        with st.container(horizontal=True, key=f"{key}-grades"):
-            for g, name in GRADES.items():
-                st.button(f"{g} · {name}", key=f"{key}-g{g}", type="primary" if view.grade == g else "secondary",
-                          on_click=on_grade, args=(view.doc_id, g), disabled=read_only or (unanswerable and g >= 1))
-            if view.grade is not None and not read_only:
-                st.button("Clear", key=f"{key}-clear", type="tertiary", on_click=on_grade, args=(view.doc_id, None))
+        grade_control(view, key, on_grade, unanswerable=unanswerable, read_only=read_only)
+
+
+def grade_control(view: CandidateView, key: str, on_grade: Grade, *, unanswerable: bool, read_only: bool) -> None:
+    """The card's grade as one segmented control (one element, not a row of buttons: a click re-renders
+    every card, and each element is a message to the browser). Clicking the selected grade clears it.
+    While you mark the question unanswerable, only 0 is offered."""
+    widget = f"{key}-grade"
+    if st.session_state.get(widget) != view.grade:
+        st.session_state[widget] = view.grade  # what is saved, also after a key or an undo changed it
+    options = sorted({0, view.grade} - {None}) if unanswerable else list(GRADES)
+    st.segmented_control("Grade", options, key=widget, format_func=lambda g: f"{g} · {GRADES[g]}",
+                         label_visibility="collapsed", disabled=read_only, on_change=_changed,
+                         args=(widget, view.doc_id, on_grade))
+
+
+def _changed(widget: str, doc_id: str, on_grade: Grade) -> None:
+    on_grade(doc_id, st.session_state[widget])
 
 
 def keyboard_bar(focus: int, n: int, focused_doc: str, on_grade: Grade, on_move: Callable[[int], None], *,
@@ -49,7 +61,8 @@ def keyboard_bar(focus: int, n: int, focused_doc: str, on_grade: Grade, on_move:
     """J/K move the focus, 0-3 grade the focused candidate and jump to the next ungraded one, U undoes."""
     with st.container(horizontal=True, key="keyboard-bar", vertical_alignment="center", gap="small"):
         st.caption(f"Keys: **J**/**K** move the focus (now #{focus + 1} of {n}) · **0**-**3** grade it and jump to "
-                   "the next card you have not graded · **U** undo · **N**/**P** question")
+                   "the next card you have not graded · **U** undo · **N**/**P** question · click a selected grade "
+                   "again to clear it")
         st.button("Undo", key="undo-grade", shortcut="U", on_click=on_undo[0] if on_undo else None,
                   args=on_undo[1:] if on_undo else None, type="tertiary", disabled=on_undo is None or read_only,
                   help="Put back the grade your last click replaced")

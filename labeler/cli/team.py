@@ -24,7 +24,7 @@ def streamlit_argv(*, team: bool, host: str, port: int) -> list[str]:
     """The command line that starts the app: local or team settings."""
     argv = [sys.executable, "-m", "streamlit", "run", str(ENTRY), "--server.port", str(port),
             "--server.address", host, "--server.headless", "true", "--browser.gatherUsageStats", "false",
-            "--server.fileWatcherType", "none"]
+            "--server.fileWatcherType", "none", "--runner.postScriptGC", "false"]  # see .streamlit/config.toml
     if team:
         # No traceback, exception type or message reaches a browser; the page logs them with an id.
         argv += ["--client.showErrorDetails", "none", "--client.toolbarMode", "viewer",
