@@ -83,6 +83,29 @@ def phase(client, url: str, questions: dict[str, str], k: int, label: str):
     return base_s, conc_s
 
 
+def model_ceiling(questions: list[str], batch: int = CONCURRENCY) -> float:
+    """In this process, with no HTTP: the model's throughput encoding `questions` in batches of
+    `batch` over one by one. The endpoint's ratio cannot beat it: its batches hold at most
+    CONCURRENCY questions, and HTTP adds the same work per question both ways."""
+    from labeler.config import RunConfig
+    from labeler.embedding import Embedder
+
+    embedder = Embedder(RunConfig().model)
+    embedder.encode_queries(questions[:batch])  # load and warm
+    t0 = time.perf_counter()
+    for question in questions:
+        embedder.encode_queries([question])
+    single = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    for start in range(0, len(questions), batch):
+        embedder.encode_queries(questions[start:start + batch])
+    batched = time.perf_counter() - t0
+    n = len(questions)
+    print(f"model alone (no HTTP): one by one {single / n * 1000:.2f} ms a question, in batches of {batch} "
+          f"{batched / n * 1000:.2f} ms: {single / batched:.2f}x, the ceiling of the ratio below")
+    return single / batched
+
+
 def main(n_questions: int = 1000, serve_options: tuple[str, ...] = (), k: int = 10) -> None:
     import httpx
 
@@ -93,6 +116,7 @@ def main(n_questions: int = 1000, serve_options: tuple[str, ...] = (), k: int = 
     assert len(set(questions.values())) == n_questions
     print(f"{n_questions} distinct questions, k={k}, {os.cpu_count()} cores, load average "
           f"{os.getloadavg()[0]:.2f}, server options: {' '.join(serve_options) or '(defaults)'}")
+    model_ceiling(list(questions.values())[:400])
     results = {}
     for label, extra in (("micro-batching server (default)", ()), ("server with --max-batch 1", ("--max-batch", "1"))):
         proc, url = start_server(*serve_options, *extra)
