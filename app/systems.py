@@ -7,6 +7,12 @@ operator lists in `LABELER_SYSTEM_ENV` (comma-separated): otherwise a declaratio
 `url = "https://elsewhere/?x=${DATABASE_PASSWORD}"` would send a server secret away. Python
 callables run code, so they are CLI-only (`labeler eval --system pkg.mod:fn`). Saved
 declarations live in the team settings; a literal secret is refused (write `${NAME}`).
+
+In a team deployment a declared endpoint may call only the hosts the operator lists in
+`LABELER_SYSTEM_HOSTS` ("host" or "host:port", comma-separated; none when unset), redirects
+included: the server's own network (a metadata service, a database's HTTP port, an admin
+console on localhost) is not for a browser user to probe, admin or not. The local single-user
+app calls what its user declares.
 """
 from __future__ import annotations
 
@@ -14,6 +20,7 @@ import io
 import os
 import re
 import tomllib
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,11 +31,13 @@ from labeler.corpus import Corpus
 from labeler.errors import ConfigError, InputError
 from labeler.golden import GoldenSet
 from labeler.progress import Progress
-from labeler.systems import HttpSystem, QueryProbe, RunFileSystem, System, system_from_dict
+from labeler.systems import HttpSystem, QueryProbe, RunFileSystem, System
+from labeler.systems.http import DEFAULT_PORTS, host_allowed
 from storage import Store
 from storage.records import RunRecord
 
 SYSTEM_ENV = "LABELER_SYSTEM_ENV"
+SYSTEM_HOSTS = "LABELER_SYSTEM_HOSTS"
 _ENV_REF = re.compile(r"\$\{([^}]*)\}")
 MAX_RUN_BYTES = 50 << 20  # an uploaded TREC run file
 EXAMPLE = '''name = "labeler-serve"
@@ -54,9 +63,34 @@ def allowed_env() -> set[str]:
     return {n.strip() for n in os.environ.get(SYSTEM_ENV, "").split(",") if n.strip()}
 
 
-def parse_declaration(text: str) -> dict[str, Any]:
+def endpoint_hosts(actor: Actor) -> frozenset[str] | None:
+    """The hosts `actor`'s declared endpoints may call: the LABELER_SYSTEM_HOSTS list in a team
+    deployment (empty when unset), None (any) in the local app."""
+    if not actor.team:
+        return None
+    return frozenset(h.strip().lower() for h in os.environ.get(SYSTEM_HOSTS, "").split(",") if h.strip())
+
+
+def check_host(url: str, hosts: frozenset[str] | None) -> None:
+    """InputError unless the declared URL's host (its ${NAME}s resolved) is one `hosts` allows."""
+    if hosts is None:
+        return
+    netloc = urllib.parse.urlsplit(url).netloc
+    resolved = urllib.parse.urlsplit(_ENV_REF.sub(lambda m: os.environ.get(m.group(1), ""), url))
+    try:
+        port = resolved.port or DEFAULT_PORTS.get(resolved.scheme)
+    except ValueError:
+        port = None
+    if "{" in netloc or not resolved.hostname or not host_allowed(resolved.hostname, port, hosts):
+        shown = netloc if "${" not in netloc else "a host taken from the environment"
+        raise InputError(f"this server may not call {shown}: in a team deployment declared endpoints call only the "
+                         f"hosts the operator lists",
+                         hint=f"ask the operator to add it to {SYSTEM_HOSTS} (now: {', '.join(sorted(hosts)) or 'none'}).")
+
+
+def parse_declaration(text: str, hosts: frozenset[str] | None = None) -> dict[str, Any]:
     """An endpoint declaration typed in the app (TOML) as a checked dict: kind http, env references
-    only to allowed variables, no literal secret."""
+    only to allowed variables, no literal secret, a host in `hosts` (None: any)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -73,6 +107,7 @@ def parse_declaration(text: str) -> dict[str, Any]:
                          "not offer to declared systems",
                          hint=f"the server's operator lists the variables a system may read in {SYSTEM_ENV} "
                               f"(now: {', '.join(sorted(allowed_env())) or 'none'}).")
+    check_host(str(data.get("url", "")), hosts)
     if secrets := spec.literal_secrets():
         raise InputError(f"the declaration holds a secret in plain text ({', '.join(secrets)})",
                          hint="put it in an environment variable and write ${NAME} (listed in "
@@ -88,7 +123,7 @@ def saved_systems(store: Store) -> dict[str, dict[str, Any]]:
 def save_system(store: Store, actor: Actor, text: str) -> str:
     """Check and save a declaration under its name (replacing one of that name); the name."""
     actor.require(Can.DECLARE_SYSTEMS)
-    data = parse_declaration(text)
+    data = parse_declaration(text, endpoint_hosts(actor))
     systems = saved_systems(store)
     systems[data["name"]] = {"declaration": data, "text": text}
     store.accounts.set_setting("systems", systems, by=actor.name)
@@ -110,7 +145,8 @@ def test_query(actor: Actor, text: str, question: str, k: int = 10) -> QueryProb
     actor.require(Can.DECLARE_SYSTEMS)
     if not question.strip():
         raise InputError("the test question is empty", hint="type a question to send.")
-    with HttpSystem(parse_declaration(text)) as system:
+    hosts = endpoint_hosts(actor)
+    with HttpSystem(parse_declaration(text, hosts), allowed_hosts=hosts) as system:
         return system.test_query(question.strip(), k)
 
 
@@ -134,12 +170,23 @@ def probe_view(probe: QueryProbe, corpus: Corpus) -> ProbeView:
                      (probe.raw_text or "")[:20_000], str(probe.error or ""))
 
 
-def system_for(store: Store, name: str) -> System:
-    """A saved system, ready to search."""
+def system_for(store: Store, actor: Actor, name: str) -> System:
+    """A saved system, ready to search on `actor`'s behalf (a team's endpoints call only listed hosts,
+    also when the list changed since the system was saved)."""
     saved = saved_systems(store).get(name)
     if saved is None:
         raise InputError(f"no saved system named {name!r}", hint="declare it first, or pick another.")
-    return system_from_dict(saved["declaration"], source=f"saved system {name!r}")
+    hosts = endpoint_hosts(actor)
+    check_host(str(saved["declaration"].get("url", "")), hosts)
+    return HttpSystem(saved["declaration"], source=f"saved system {name!r}", allowed_hosts=hosts)
+
+
+def top_documents(declaration: Mapping[str, Any], hosts: frozenset[str] | None, question: str,
+                  k: int = 10) -> tuple[str, ...]:
+    """A saved declaration's top k document ids for one question (the Label page's extra pool)."""
+    check_host(str(declaration.get("url", "")), hosts)
+    with HttpSystem(declaration, allowed_hosts=hosts) as system:
+        return tuple(h.doc_id for h in system.search(question, k))
 
 
 def uploaded_run(name: str, data: bytes, golden: GoldenSet) -> System:

@@ -69,7 +69,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         st.info(lb.building_note(building.text))
         _dense_watch(path)
     if extra := st.session_state.get(Keys.EXTRA_SYSTEM):  # the sidebar's "Also pool from"
-        ranks = {d: r for r, d in enumerate(system_ranking(extra, question.question), start=1)}
+        ranks = {d: r for r, d in enumerate(system_ranking(extra, question.question, me), start=1)}
         candidates = with_ranking(candidates, extra, ranks)
     if (run_id := st.session_state.get(Keys.HOLES)) is not None:
         holes = run_holes(s, run_id)

@@ -178,24 +178,26 @@ def run_holes(s, run_id: int):
 
 
 @st.cache_data(show_spinner=False, max_entries=512, ttl=600)
-def _system_ranking(declaration: str, question: str, k: int) -> tuple[str, ...]:
-    from labeler.systems import system_from_dict
+def _system_ranking(declaration: str, hosts: tuple[str, ...] | None, question: str, k: int) -> tuple[str, ...]:
+    from app.systems import top_documents
 
-    with system_from_dict(json.loads(declaration)) as system:  # keyed on the declaration: a re-declared name asks anew
-        return tuple(h.doc_id for h in system.search(question, k))
+    # keyed on the declaration (a re-declared name asks anew) and on the hosts the actor's endpoints may call
+    return top_documents(json.loads(declaration), None if hosts is None else frozenset(hosts), question, k)
 
 
-def system_ranking(name: str, question: str, k: int = 10) -> tuple[str, ...]:
-    """A saved system's top k for a question (asked once per question, kept 10 minutes); () and a
-    warning when it fails: the other candidates are still there to judge."""
-    from app.systems import saved_systems
+def system_ranking(name: str, question: str, me, k: int = 10) -> tuple[str, ...]:
+    """A saved system's top k for a question, asked on `me`'s behalf (once per question, kept 10
+    minutes); () and a warning when it fails: the other candidates are still there to judge."""
+    from app.systems import endpoint_hosts, saved_systems
     from labeler.errors import LabelerError
 
     try:
         saved = saved_systems(store()).get(name)
         if saved is None:
             return ()
-        return _system_ranking(json.dumps(saved["declaration"], sort_keys=True), question, k)
+        hosts = endpoint_hosts(me)
+        return _system_ranking(json.dumps(saved["declaration"], sort_keys=True),
+                               None if hosts is None else tuple(sorted(hosts)), question, k)
     except LabelerError as exc:  # a failed search, or a system deleted since it was picked
         st.warning(f"{name} did not answer: {exc}")
         return ()

@@ -71,7 +71,7 @@ def endpoint_section(s: Store, me: Actor, corp: Corpus, path: str, stale: str) -
     if b3.button("Run evaluation", key="system-run", type="primary", disabled=pick not in saved,
                  help=None if pick in saved else "Save the declaration first."):
         bar, progress = _progress()
-        record = guard(sy.run_system, s, me, guard(sy.system_for, s, pick), corp, k=int(k), stale=stale,
+        record = guard(sy.run_system, s, me, guard(sy.system_for, s, me, pick), corp, k=int(k), stale=stale,
                        corpus_path=path, progress=progress)
         bar.empty()
         _finish(record)

@@ -69,8 +69,12 @@ class HttpSystem(System):
 
     kind = "http"
 
-    def __init__(self, spec: EndpointSpec | Mapping[str, Any], *, source: str | None = None) -> None:
+    def __init__(self, spec: EndpointSpec | Mapping[str, Any], *, source: str | None = None,
+                 allowed_hosts: frozenset[str] | None = None) -> None:
+        """`allowed_hosts` ("host" or "host:port", lower case), when given, are the only hosts any
+        request may go to, redirects included; None allows every host."""
         self.spec = spec if isinstance(spec, EndpointSpec) else EndpointSpec.from_dict(spec, source=source)
+        self.allowed_hosts = allowed_hosts
         self.name = self.spec.name
         self.mapping = ResponseMapping.of(self.spec)
         self._limiter = RateLimiter(self.spec.rate_limit)
@@ -88,8 +92,16 @@ class HttpSystem(System):
 
                 limits = httpx.Limits(max_connections=self.spec.concurrency,
                                       max_keepalive_connections=self.spec.concurrency)
-                self._client = httpx.Client(timeout=self.spec.timeout, limits=limits, follow_redirects=True)
+                hooks = {"request": [self._check_host]} if self.allowed_hosts is not None else {}
+                self._client = httpx.Client(timeout=self.spec.timeout, limits=limits, follow_redirects=True,
+                                            event_hooks=hooks)
             return self._client
+
+    def _check_host(self, request: "httpx.Request") -> None:
+        if not host_allowed(request.url.host, request.url.port or DEFAULT_PORTS.get(request.url.scheme),
+                            self.allowed_hosts):
+            raise SearchFailed(f"{request.url.host} is not a host this server may call", kind="host_refused",
+                               hint="the server's operator lists the hosts declared endpoints may call.")
 
     def close(self) -> None:
         """Close the connection pool."""
@@ -217,6 +229,18 @@ class HttpSystem(System):
             hits, error = (), str(exc)
         return QueryProbe(question, hits=hits, error=error, status=response.status_code, raw_text=response.text,
                           raw_json=raw_json, request=shown, seconds=time.perf_counter() - t0)
+
+
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def host_allowed(host: str, port: int | None, allowed: frozenset[str] | None) -> bool:
+    """Whether `host`:`port` is listed in `allowed` (entries "host" for any port, or "host:port");
+    everything is allowed when `allowed` is None."""
+    if allowed is None:
+        return True
+    host = host.lower().strip("[]")
+    return host in allowed or f"{host}:{port}" in allowed
 
 
 def _shown(url: str) -> str:
