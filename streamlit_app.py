@@ -12,6 +12,7 @@ from app.accounts import team_mode
 from views._auth import identify
 from views._common import Keys, guarded
 from views._loaders import store
+from views._pages import PAGES
 
 st.set_page_config(page_title="Golden Set Labeler", page_icon=":material/fact_check:", layout="wide")
 if team_mode():  # also when started without `labeler app --team`'s flags
@@ -19,15 +20,7 @@ if team_mode():  # also when started without `labeler app --team`'s flags
 
 
 actor = st.session_state[Keys.ACTOR] = guarded(identify, store())
-pages = [
-    st.Page("views/label.py", title="Label", icon=":material/rule:", default=True),
-    st.Page("views/corpus.py", title="Corpus", icon=":material/library_books:"),
-    st.Page("views/golden_set.py", title="Golden set", icon=":material/checklist:"),
-    st.Page("views/evaluate.py", title="Evaluate", icon=":material/query_stats:"),
-    st.Page("views/compare.py", title="Compare runs", icon=":material/compare_arrows:"),
-    st.Page("views/adjudicate.py", title="Adjudicate", icon=":material/gavel:"),
-]
-if actor.team and actor.can(Can.MANAGE_USERS):
-    pages.append(st.Page("views/team.py", title="Team", icon=":material/group:"))
+pages = [st.Page(spec.script, title=spec.title, icon=spec.icon, default=i == 0) for i, spec in enumerate(PAGES)
+         if not spec.admin_only or (actor.team and actor.can(Can.MANAGE_USERS))]
 page = st.navigation(pages)
 guarded(page.run)

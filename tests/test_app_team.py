@@ -51,8 +51,8 @@ def test_no_page_exists_before_sign_in(team, page):
     at = start()
     assert texts(at.title) == ["Golden Set Labeler"] and at.text_input(key="sign_in_password")
     assert not at.dataframe and not at.metric  # nothing of the golden set or the corpus is shown
-    with pytest.raises(ValueError, match="Known pages: \\['Sign in'\\]"):
-        at.switch_page(page)  # the navigation holds only the sign-in screen (the browser test opens /corpus)
+    with pytest.raises(ValueError, match="Could not find a navigation page"):
+        at.switch_page(page)  # the navigation holds only empty placeholders at the pages' URLs (see the browser test)
 
 
 def test_sign_in_shows_who_and_role_and_sign_out_ends_it(team):
@@ -87,8 +87,7 @@ def test_annotator_sees_no_admin_controls_and_grades_as_themselves(team):
     at.text_input(key="new_question").input("How many vacation days do new employees get?")
     at.button(key="FormSubmitter:new-question-form-Add question").click().run()
     assert not at.exception, at.exception
-    grade_button = next(b for b in at.button if b.key and b.key.startswith("cand-0") and b.label.startswith("2"))
-    grade_button.click().run()
+    at.segmented_control(key="cand-0-grade").set_value(2).run()
     assert not at.exception, at.exception
     [judgment] = team.judgments()
     assert judgment.annotator == "ann@example.org" and team.get_question(judgment.query_id).author == "ann@example.org"

@@ -269,6 +269,7 @@ def test_team_builtin_accounts_viewer_lockout_invite_and_expiry(home, browser, m
             wait_ready(page)
             expect_sign_in_form(page)
             expect(page.get_by_text("Documents", exact=True)).to_have_count(0)
+            expect(page.get_by_text("Page not found")).to_have_count(0)
         page.goto(server.url)
         wait_ready(page)
         expect_sign_in_form(page)
@@ -339,6 +340,17 @@ def test_team_builtin_accounts_viewer_lockout_invite_and_expiry(home, browser, m
         visible(card(page, "cand-0"))
         wait_ready(page)
         screenshot(page, "team-after-expiry-sign-in", full_page=False)
+
+        # A link to a page, opened signed out: the sign-in form, then that page.
+        page.get_by_role("button", name="Sign out").click()
+        expect_sign_in_form(page)
+        page.goto(server.url + "/golden_set")
+        wait_ready(page)
+        expect_sign_in_form(page)
+        sign_in_with_password(page, "ann@example.org")
+        visible(page.get_by_role("heading", name="Golden set", exact=True), FIRST_PAGE_MS)
+        assert page.url.endswith("/golden_set")
+        expect(page.get_by_text("Page not found")).to_have_count(0)
 
     run_journey("team-builtin", server, [page, invited], journey)
 

@@ -9,6 +9,7 @@ from app import accounts as acc
 from app.access import Actor, Can, local_actor
 from labeler.errors import LabelerError
 from views._common import Keys, show_flash
+from views._pages import PAGES
 from views._uploads import allow_uploads
 
 TOKEN = "_session_token"
@@ -81,8 +82,11 @@ def _team_actor(store) -> Actor:
 
 
 def _hide_navigation() -> None:
-    # Signed out, the sidebar must not keep listing the pages of the last run.
-    st.navigation([st.Page(_nothing, title="Sign in", url_path="sign-in")], position="hidden")
+    # Signed out, the sidebar must not keep listing the pages of the last run. Every page's URL is
+    # there, hidden and empty, so a link to one shows the sign-in form (not "Page not found") and
+    # the rerun after sign-in opens that page.
+    st.navigation([st.Page(_nothing, title=spec.title, url_path=spec.url_path, default=i == 0)
+                   for i, spec in enumerate(PAGES)], position="hidden")
 
 
 def _nothing() -> None:
