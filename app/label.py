@@ -233,11 +233,14 @@ def unanswerable_notes(status: QuestionStatus, annotator: str, *, hidden: bool =
     return notes
 
 
-def status_line(status: QuestionStatus) -> str:
-    """Type and status badges and the id, as markdown (the type is user text, made inert)."""
+def status_line(status: QuestionStatus, *, hidden: bool = False) -> str:
+    """Type and status badges and the id, as markdown (the type is user text, made inert); how many
+    documents an adjudicator settled, unless others' labels are `hidden` (blind judging)."""
     q = status.question
     type_badge = f":violet-badge[{inert(q.query_type)}] " if q.query_type else ""
-    return f"{type_badge}{STATUS_BADGES[status.status]} · `{q.query_id}`"
+    n = 0 if hidden else len(status.adjudicated)  # final grades that outweigh the consensus, in the status and the export
+    settled = f" · {n} document{'s' if n != 1 else ''} adjudicated" if n else ""
+    return f"{type_badge}{STATUS_BADGES[status.status]} · `{q.query_id}`{settled}"
 
 
 # --------------------------------------------------------------------------- actions

@@ -10,6 +10,8 @@ r of them >= 1:
   grade >= 1, and floor((a + b) / 2) >= 1 iff a + b >= 2. With grades 0-3 that is "b >= 2";
   an imported scale may hold negative grades, hence the general form. a <= 0 < b, so a + b
   cannot overflow a 64-bit integer.
+An adjudicated grade (storage.adjudication) outweighs the consensus of its document, as in the
+export, so a question's status here is the status its exported qrels have.
 tests/test_storage_index.py checks this against `labeler.agreement.consensus` on generated cases.
 """
 from __future__ import annotations
@@ -44,16 +46,26 @@ def question_index(conn: Connection, *, collection: str, with_annotators: bool =
     `with_annotators`, who judged it: a second scan a question picker does not need)."""
     cid = collection_id(conn, collection)
     docs = relevant_documents_query(cid).subquery()
-    per_question = (sa.select(docs.c.question_id, sa.func.count().label("n_judged"),
-                              sa.func.max(docs.c.relevant).label("any_relevant"))
-                    .group_by(docs.c.question_id).subquery())
-    q, j = S.questions, S.judgments
+    a, q, j = S.adjudications, S.questions, S.judgments
+    final = (sa.select(docs.c.question_id, sa.case((a.c.grade.is_(None), docs.c.relevant), (a.c.grade >= 1, 1),
+                                                   else_=0).label("relevant"))
+             .outerjoin(a, sa.and_(a.c.question_id == docs.c.question_id, a.c.doc_id == docs.c.doc_id)).subquery())
+    per_question = (sa.select(final.c.question_id, sa.func.count().label("n_judged"),
+                              sa.func.max(final.c.relevant).label("any_relevant"))
+                    .group_by(final.c.question_id).subquery())
     rows = conn.execute(
         sa.select(q.c.id, q.c.query_id, q.c.text, q.c.query_type, q.c.unanswerable, q.c.updated_at,
                   sa.func.coalesce(per_question.c.n_judged, 0).label("n_judged"),
                   sa.func.coalesce(per_question.c.any_relevant, 0).label("any_relevant"))
         .outerjoin(per_question, per_question.c.question_id == q.c.id)
         .where(q.c.collection_id == cid).order_by(q.c.id)).all()
+    # Adjudicated grades of documents nobody's grade is left on: the export keeps them, so they
+    # make a question started, or done when one is >= 1. question row id -> any relevant.
+    judged = sa.select(j.c.question_id).where(j.c.question_id == a.c.question_id, j.c.doc_id == a.c.doc_id)
+    adjudicated_only = dict(conn.execute(
+        sa.select(a.c.question_id, sa.func.max(sa.case((a.c.grade >= 1, 1), else_=0)))
+        .join(q, q.c.id == a.c.question_id).where(q.c.collection_id == cid, ~judged.exists())
+        .group_by(a.c.question_id)).all())
     people: dict[int, list[str]] = {}
     for question_id, annotator in () if not with_annotators else conn.execute(
             sa.select(j.c.question_id, j.c.annotator).distinct().join(q, q.c.id == j.c.question_id)
@@ -61,7 +73,8 @@ def question_index(conn: Connection, *, collection: str, with_annotators: bool =
             .order_by(j.c.question_id, j.c.annotator)):
         people.setdefault(question_id, []).append(annotator)
     return [QuestionSummary(r.query_id, r.text, r.query_type, bool(r.unanswerable),
-                            _status(bool(r.unanswerable), r.any_relevant, r.n_judged), r.n_judged,
+                            _status(bool(r.unanswerable), r.any_relevant or adjudicated_only.get(r.id, 0),
+                                    r.n_judged or r.id in adjudicated_only), r.n_judged,
                             r.updated_at, tuple(people.get(r.id, ()))) for r in rows]
 
 

@@ -347,13 +347,27 @@ def grade_history(conn: Connection, query_id: str, *, collection: str) -> list[G
 # --------------------------------------------------------------------------- one question's status
 
 
-def status_for(question: Question, judgments: tuple[Judgment, ...], voters: tuple[str, ...] = ()) -> QuestionStatus:
-    """A question with its judgments, their consensus grades, its status and its unanswerable votes."""
+def status_for(question: Question, judgments: tuple[Judgment, ...], voters: tuple[str, ...] = (),
+               adjudicated: Mapping[str, int] | None = None) -> QuestionStatus:
+    """A question with its judgments, their consensus grades, its status and its unanswerable votes.
+    Adjudicated grades {doc_id: grade} outweigh the consensus in the status, as in the export."""
     ratings: dict[tuple[str, str], dict[str, int]] = {}
     for j in judgments:
         ratings.setdefault((j.query_id, j.doc_id), {})[j.annotator] = j.grade
     grades = dict(consensus(ratings).qrels.get(question.query_id, {}))
-    return QuestionStatus(question, judgments, grades, status_of(question.unanswerable, grades), voters)
+    adjudicated = dict(adjudicated or {})
+    return QuestionStatus(question, judgments, grades, status_of(question.unanswerable, {**grades, **adjudicated}),
+                          voters, adjudicated)
+
+
+def _adjudicated(conn: Connection, question_ids: list[int]) -> dict[int, dict[str, int]]:
+    """question row id -> {doc_id: adjudicated grade} (storage.adjudication writes them)."""
+    a = S.adjudications
+    out: dict[int, dict[str, int]] = {}
+    if question_ids:
+        for r in conn.execute(sa.select(a.c.question_id, a.c.doc_id, a.c.grade).where(a.c.question_id.in_(question_ids))):
+            out.setdefault(r.question_id, {})[r.doc_id] = r.grade
+    return out
 
 
 def question_status(conn: Connection, query_id: str, *, collection: str) -> QuestionStatus | None:
@@ -364,7 +378,8 @@ def question_status(conn: Connection, query_id: str, *, collection: str) -> Ques
     j = S.judgments
     rows = conn.execute(sa.select(j, sa.literal(query_id).label("query_id"))
                         .where(j.c.question_id == row.id).order_by(j.c.doc_id, j.c.annotator))
-    return status_for(to_question(row), tuple(to_judgment(r) for r in rows), votes.voters(conn, row.id))
+    return status_for(to_question(row), tuple(to_judgment(r) for r in rows), votes.voters(conn, row.id),
+                      _adjudicated(conn, [row.id]).get(row.id))
 
 
 def list_questions(conn: Connection, *, collection: str) -> list[QuestionStatus]:
@@ -375,4 +390,6 @@ def list_questions(conn: Connection, *, collection: str) -> list[QuestionStatus]
     by_question: dict[str, list[Judgment]] = {}
     for j in judgment_rows(conn, cid):
         by_question.setdefault(j.query_id, []).append(j)
-    return [status_for(to_question(r), tuple(by_question.get(r.query_id, ())), voted.get(r.id, ())) for r in rows]
+    adjudicated = _adjudicated(conn, [r.id for r in rows])
+    return [status_for(to_question(r), tuple(by_question.get(r.query_id, ())), voted.get(r.id, ()), adjudicated.get(r.id))
+            for r in rows]

@@ -81,6 +81,7 @@ class QuestionStatus:
     consensus: Mapping[str, int]  # doc_id -> consensus grade
     status: Status
     voters: tuple[str, ...] = ()  # who votes it unanswerable (storage.votes), sorted
+    adjudicated: Mapping[str, int] = field(default_factory=dict)  # doc_id -> final grade (outweighs the consensus)
 
     def votes_unanswerable(self, annotator: str) -> bool:
         """True when this annotator votes the question unanswerable."""

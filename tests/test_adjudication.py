@@ -129,3 +129,21 @@ def test_adjudicate_page_sets_a_final_grade(app_home):
         assert s.export_golden().get("q1").extra["adjudicated"] == {
             "leave-001": {"grade": 2, "by": "lead", "note": "States the number of days."}}
     assert "Queue (0 open of 1)" in [h.value for h in at.subheader]
+
+
+def test_an_adjudicated_grade_decides_the_status_as_it_decides_the_export(store):
+    from app.label import status_line
+    from labeler.status import Status
+
+    store.set_judgment("q2", "d2", 0, annotator="ann")
+    store.set_judgment("q2", "d2", 2, annotator="bob")  # consensus floor(1) = 1: q2 is done
+    assert store.question_status("q2").status == Status.DONE
+    adj.adjudicate(store, LEAD, "q2", "d2", 0, "About visas, not approval.")
+    for status in (store.question_index()[1].status, store.question_status("q2").status,
+                   next(s.status for s in store.list_questions() if s.question.query_id == "q2")):
+        assert status == Status.STARTED
+    assert [q.query_id for q in store.export_golden(complete_only=True).queries] == ["q1"]
+    assert status_line(store.question_status("q2")).endswith("· 1 document adjudicated")
+    assert "adjudicated" not in status_line(store.question_status("q2"), hidden=True)  # blind judging
+    adj.adjudicate(store, LEAD, "q2", "d2", None, "")
+    assert store.question_index()[1].status == Status.DONE

@@ -31,7 +31,10 @@ def _generate(rng: random.Random, n_questions: int) -> dict[str, dict]:
             if graders:
                 ratings[f"d{d}"] = graders
         nothing_relevant = all(g < 1 for by in ratings.values() for g in by.values())
-        cases[f"q{i:03d}"] = {"ratings": ratings, "unanswerable": nothing_relevant and rng.random() < 0.3}
+        # An adjudicator's final grade now and then: of a judged document, or of one nobody graded.
+        adjudicated = {d: rng.randint(0, 3) for d in [*ratings, "d9"] if rng.random() < 0.15}
+        cases[f"q{i:03d}"] = {"ratings": ratings, "unanswerable": nothing_relevant and rng.random() < 0.3,
+                              "adjudicated": adjudicated}
     return cases
 
 
@@ -49,12 +52,16 @@ def _load(store, cases: dict[str, dict]) -> None:
                  created_at="2026-01-01T00:00:00Z", updated_at="2026-01-01T00:00:00Z")
             for qid, case in cases.items() for doc_id, by in case["ratings"].items()
             for person, grade in by.items() if person != IMPORT_ANNOTATOR])
+    for qid, case in cases.items():
+        for doc_id, grade in case.get("adjudicated", {}).items():
+            store.adjudicate(qid, doc_id, grade, by="boss")
 
 
 def _expected(qid: str, case: dict) -> tuple:
     grades = consensus({(qid, d): by for d, by in case["ratings"].items()}).qrels.get(qid, {})
     people = sorted({p for by in case["ratings"].values() for p in by} - {IMPORT_ANNOTATOR})
-    return qid, status_of(case["unanswerable"], grades), len(grades), tuple(people), dict(grades)
+    final = {**grades, **case.get("adjudicated", {})}  # as the export reads them
+    return qid, status_of(case["unanswerable"], final), len(grades), tuple(people), dict(grades)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
@@ -66,6 +73,10 @@ def test_question_index_matches_python_consensus_on_generated_cases(store, seed)
     assert [(s.query_id, s.status, s.n_judged, s.annotators) for s in index] == [e[:4] for e in expected]
     # The generator reaches every status and the tie rule's both sides.
     assert {s.status for s in index} == set(Status)
+    # The export holds exactly the questions the index calls complete (adjudications included).
+    complete = [s.query_id for s in index if s.status.complete]
+    assert [q.query_id for q in store.export_golden(complete_only=True).queries] == complete
+    assert [s.status for s in store.list_questions()] == [s.status for s in index]
     for qid, status, n_judged, _, grades in expected[::10]:
         one = store.question_status(qid)
         assert (one.status, one.n_judged, dict(one.consensus)) == (status, n_judged, grades)

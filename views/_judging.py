@@ -81,8 +81,8 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
     options[2].progress(progress.share, text=progress.text)
 
     st.subheader(inert(question.question), anchor=False)
-    st.markdown(lb.status_line(status), unsafe_allow_html=True)
     hidden = blind and lb.hides_others(views, status, me.name)
+    st.markdown(lb.status_line(status, hidden=hidden), unsafe_allow_html=True)
     for kind, note in lb.unanswerable_notes(status, me.name, hidden=hidden):
         (st.warning if kind == "warning" else st.info)(note)
 
