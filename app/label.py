@@ -276,6 +276,22 @@ def next_for_me(store: Store, actor: Actor) -> str | None:
     return store.next_question(actor.name)
 
 
+def give_back(store: Store, actor: Actor, query_id: str) -> str | None:
+    """Release the actor's claim on a question they will not judge (too hard, not their field) and
+    claim the next one, passing this one over: its query id, or None when no other wants a judge."""
+    actor.require(Can.GRADE)
+    return store.next_question(actor.name, give_back=query_id)
+
+
+def claim_note(store: Store, actor: Actor, query_id: str) -> str | None:
+    """"Yours until 12:40 UTC …" when the actor holds a live claim on the question, else None."""
+    until = store.claim_expiry(query_id, actor.name) if actor.name else None
+    if until is None:
+        return None
+    return (f"You hold this question in the queue until {until[11:16]} UTC (each grade renews it), so no one else "
+            "is sent to it meanwhile.")
+
+
 def set_unanswerable(store: Store, actor: Actor, query_id: str, value: bool) -> None:
     """Mark (or unmark) a question as having no answer in the corpus."""
     actor.require(Can.GRADE)

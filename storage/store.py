@@ -285,12 +285,19 @@ class Store:
     # ---- the shared work queue (storage.work_queue)
 
     def next_question(self, annotator: str, *, collection: str = DEFAULT_COLLECTION,
-                      lease_minutes: float = LEASE_MINUTES) -> str | None:
+                      lease_minutes: float = LEASE_MINUTES, give_back: str | None = None) -> str | None:
         """Claim (lease_minutes) the question `annotator` should judge next: one still wanting judges (team
-        setting `overlap`) that they have not judged, closest to done first; None when none is left."""
+        setting `overlap`) that they have not judged, closest to done first; None when none is left.
+        `give_back`: release their claim on that question first, and pass it over."""
         with self._db.write() as conn:
             return work_queue.next_question(conn, collection, annotator, overlap=int(read_settings(conn)["overlap"]),
-                                            now=self.clock(), lease=timedelta(minutes=lease_minutes))
+                                            now=self.clock(), lease=timedelta(minutes=lease_minutes),
+                                            give_back=give_back)
+
+    def claim_expiry(self, query_id: str, annotator: str, *, collection: str = DEFAULT_COLLECTION) -> str | None:
+        """When `annotator`'s live claim on the question ends (ISO UTC); None when they hold none."""
+        with self._db.read() as conn:
+            return work_queue.claim_expiry(conn, collection, query_id, annotator, now=self.clock())
 
     def renew_claim(self, query_id: str, annotator: str, *, collection: str = DEFAULT_COLLECTION,
                     lease_minutes: float = LEASE_MINUTES) -> bool:

@@ -68,9 +68,10 @@ def seats(conn: Connection, cid: int, now: str) -> dict[int, set[str]]:
 
 
 def next_question(conn: Connection, collection: str, annotator: str, *, overlap: int, now: datetime,
-                  lease: timedelta) -> str | None:
+                  lease: timedelta, give_back: str | None = None) -> str | None:
     """Claim the next question for `annotator` (or renew the claim they hold on one they have not
-    judged yet); its query_id, or None when no question wants them. Call in a write transaction."""
+    judged yet); its query_id, or None when no question wants them. With `give_back`, first release
+    their claim on that question, which this pick then passes over. Call in a write transaction."""
     if not annotator.strip():
         raise InputError("the queue needs an annotator name", hint="sign in, or type your name in the sidebar.")
     lock_collection(conn, collection)
@@ -80,6 +81,10 @@ def next_question(conn: Connection, collection: str, annotator: str, *, overlap:
     c, q, at = S.claims, S.questions, iso(now)
     conn.execute(c.delete().where(c.c.expires_at <= at))  # expired leases go back to the queue
     judged = {qid for qid, _ in conn.execute(_judges(row.id, annotator))}
+    if give_back is not None:
+        conn.execute(c.delete().where(_claim_filter(collection, give_back, annotator)))
+        judged |= set(conn.execute(sa.select(q.c.id).where(q.c.collection_id == row.id,
+                                                           q.c.query_id == give_back)).scalars())
     held = conn.execute(sa.select(c.c.question_id).join(q, q.c.id == c.c.question_id).where(
         q.c.collection_id == row.id, c.c.annotator == annotator).order_by(c.c.claimed_at, c.c.question_id)).scalars()
     pick = next((qid for qid in held if qid not in judged), None)
@@ -118,6 +123,13 @@ def renew_claim(conn: Connection, collection: str, query_id: str, annotator: str
 def release_claim(conn: Connection, collection: str, query_id: str, annotator: str) -> bool:
     """Give the question back to the queue; False when `annotator` held no claim on it."""
     return conn.execute(S.claims.delete().where(_claim_filter(collection, query_id, annotator))).rowcount > 0
+
+
+def claim_expiry(conn: Connection, collection: str, query_id: str, annotator: str, *, now: datetime) -> str | None:
+    """When `annotator`'s live claim on the question ends (ISO UTC), or None when they hold none."""
+    c = S.claims
+    return conn.execute(sa.select(c.c.expires_at).where(_claim_filter(collection, query_id, annotator),
+                                                        c.c.expires_at > iso(now))).scalar()
 
 
 def claims_of(conn: Connection, collection: str, *, now: datetime) -> dict[str, list[str]]:

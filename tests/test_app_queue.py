@@ -132,6 +132,28 @@ def test_label_page_next_question_for_me_button(app_home):
     s.close()
 
 
+def test_label_page_gives_a_claimed_question_back(app_home):
+    from browser_support import open_app, texts
+
+    s = open_store()
+    for qid in ("q-a", "q-b", "q-c"):
+        s.add_question(f"Question {qid}?", query_id=qid)
+    s.accounts.set_setting("overlap", 1)
+    at = open_app(annotator="asha")
+    assert not [b for b in at.button if b.key == "give-back"]  # no claim held: nothing to give back
+    at.button(key="next-for-me").click().run()
+    assert at.session_state["q"] == "q-a"
+    assert any(c.startswith("You hold this question in the queue until") for c in texts(at.caption))
+    at.button(key="give-back").click().run()
+    assert not at.exception, at.exception
+    assert at.session_state["q"] == "q-b" and s.claims() == {"q-b": ["asha"]}
+    assert any("Gave q-a back to the queue; here is q-b." in m for m in texts(at.success))
+    ben = open_app(annotator="ben")
+    ben.button(key="next-for-me").click().run()
+    assert ben.session_state["q"] == "q-a"  # the seat asha gave back
+    s.close()
+
+
 def test_label_page_blind_judging_hides_others_until_i_mark_the_question(app_home):
     from browser_support import open_app, texts
 

@@ -141,6 +141,22 @@ def test_release_gives_the_seat_back(queue):
     assert queue.next_question("bob") == "q0"
 
 
+def test_giving_a_question_back_releases_it_and_passes_it_over(queue):
+    queue.accounts.set_setting("overlap", 1)
+    queue.set_judgment("q1", "d1", 0, annotator="bob")  # q1 is full; ann is sent to q0 first
+    assert queue.next_question("ann") == "q0"
+    assert queue.claim_expiry("q0", "ann") == "2026-12-01T09:30:00Z" and queue.claim_expiry("q0", "bob") is None
+    assert queue.next_question("ann", give_back="q0") == "q2"  # not q0 again, although it is first in line
+    assert queue.claims() == {"q2": ["ann"]} and queue.claim_expiry("q0", "ann") is None
+    assert queue.next_question("cat") == "q0"  # the seat ann gave back
+    assert queue.next_question("ann", give_back="q2") == "q3"
+    # Passed over by that pick only: a question given back earlier comes round again.
+    assert queue.next_question("ann", give_back="q3") == "q2"
+    queue.set_judgment("q2", "d1", 1, annotator="ann")
+    assert queue.next_question("ann", give_back="q3") is None  # nothing else wants a judge
+    assert queue.claims() == {"q0": ["cat"], "q2": ["ann"]}  # q3 given back; q2 judged
+
+
 def test_imported_grades_take_no_seat(queue):
     from labeler.golden import GoldenQuery, GoldenSet
 

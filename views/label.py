@@ -66,6 +66,15 @@ def _next_for_me() -> None:
         flash("No question needs another judge right now: every one has its overlap or is yours already.", "info")
 
 
+def _give_back(query_id: str) -> None:
+    qid = act(lb.give_back, s, me, query_id)
+    if isinstance(qid, str):
+        st.session_state.update({Keys.QUESTION: qid, Keys.FOCUS: 0})
+        flash(f"Gave {query_id} back to the queue; here is {qid}.", "success")
+    elif qid:
+        flash(f"Gave {query_id} back to the queue. No other question needs a judge right now.", "info")
+
+
 if (holes_run := st.query_params.get(HOLES_PARAM)) and holes_run.isdigit():  # from the Evaluate page's link
     st.session_state[Keys.HOLES] = int(holes_run)
 systems = list(guard(saved_systems, s))
@@ -90,4 +99,9 @@ question_picker(Keys.QUESTION, {x.query_id: lb.question_choice_label(x.query_id,
                 _move_question)
 
 qid = st.session_state[Keys.QUESTION]
+if not read_only and (held := guard(lb.claim_note, s, me, qid)):
+    with st.container(horizontal=True, vertical_alignment="center", key="claim-bar"):
+        st.caption(held)
+        st.button("Give it back", key="give-back", on_click=_give_back, args=(qid,), icon=":material/undo:",
+                  help="Release your claim and take the next question that needs a judge (this one is passed over).")
 judging(s, me, qid, next(x.status for x in index if x.query_id == qid), path, corp, index, read_only)
