@@ -8,7 +8,7 @@ import time
 import pytest
 
 from app import background
-from browser_support import grade_card, open_app, texts
+from browser_support import app_home, grade_card, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 
 
 def test_build_reports_progress_and_its_result():
@@ -86,3 +86,23 @@ def test_label_page_offers_bm25_candidates_while_dense_builds(monkeypatch, tmp_p
     finally:
         st.cache_resource.clear()
         st.cache_data.clear()
+
+
+def test_a_rerun_never_opens_the_index_again(app_home, sample_embeddings, monkeypatch):
+    """The model and index load once per process: grade clicks and reruns reuse them (a rerun on
+    SciFact used to reopen its index in a background thread and wait ~70 ms for it)."""
+    import labeler.retrieval as retrieval
+
+    opened = []
+    real = retrieval.open_retriever
+    monkeypatch.setattr(retrieval, "open_retriever", lambda *a, **k: opened.append(1) or real(*a, **k))
+    at = open_app(annotator="asha")
+    at.text_input(key="new_question").input("How many vacation days do I get?")
+    at.button(key="FormSubmitter:new-question-form-Add question").click().run()
+    assert not at.exception, at.exception
+    assert len(opened) == 1
+    for card, grade in ((0, 2), (1, 0), (0, 3)):
+        grade_card(at, card, grade)
+        assert not at.exception, at.exception
+    at.run()
+    assert len(opened) == 1

@@ -99,11 +99,20 @@ def retriever(path: str, config: RunConfig = LABEL_CONFIG):
 EMBED_AHEAD = 512  # chunks still to embed above which the Label page goes on with BM25 alone
 
 
+@st.cache_resource(show_spinner=False)
+def _ready() -> set[tuple]:
+    """Build keys whose retriever `_retriever` holds (cleared with the cache it describes)."""
+    return set()
+
+
 def dense_status(path: str, config: RunConfig = LABEL_CONFIG, *, wait: bool = True):
     """None when the retriever is ready, else the build's progress (the Label page then pools BM25
     candidates and says so). With `wait`, loading a cached index (or embedding a few changed
     chunks) is waited for: only a long embedding lets the page go on without dense candidates."""
     build_json, sig = config.build().to_json(), signature(path)
+    key = _build_key(path, build_json, sig)
+    if key in _ready():  # a rerun: never start (and wait for) another load of an index already held
+        return None
     build = guard(_start_build, path, build_json, sig)
     if wait:
         with st.spinner("Opening the corpus…"):
@@ -113,7 +122,8 @@ def dense_status(path: str, config: RunConfig = LABEL_CONFIG, *, wait: bool = Tr
                     return status
     if build.wait(0):
         guard(_retriever, path, build_json, sig)  # raises the build's error, if any, the usual way
-        background.forget(_build_key(path, build_json, sig))  # _retriever holds it (also when cached before)
+        background.forget(key)  # _retriever holds it (also when cached before)
+        _ready().add(key)
         return None
     return build.status()
 
