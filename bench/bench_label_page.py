@@ -11,6 +11,7 @@ included, browser rendering excluded.
 from __future__ import annotations
 
 import argparse
+import html
 import statistics
 import sys
 import time
@@ -54,7 +55,7 @@ def time_label_page(home: Path, corpus: Path, question: str, clicks: int) -> dic
         times.append(time.perf_counter() - t)
         assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
     return {"median": statistics.median(times), "p90": sorted(times)[int(0.9 * (len(times) - 1))],
-            "open": opened, "candidates": n_candidates, "first": first_doc.split("</code>")[0]}
+            "open": opened, "candidates": n_candidates, "first": html.unescape(first_doc.split("</code>")[0])}
 
 
 def main() -> int:

@@ -37,7 +37,7 @@ def adjudicate(conn: Connection, collection: str, query_id: str, doc_id: str, gr
     a = S.adjudications
     key = sa.and_(a.c.question_id == row.id, a.c.doc_id == doc_id)
     conn.execute(a.delete().where(key))
-    bump_revision(conn, row.collection_id)  # the export changes
+    bump_revision(conn, row.collection_id, [row.id])  # the export and the question's status change
     if grade is None:
         return None
     check_stored_grade(grade, f"adjudication of {doc_id} for {query_id}")

@@ -9,6 +9,7 @@ replaces) then stays true until it commits, as on SQLite. Writers to other colle
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import sqlalchemy as sa
@@ -66,10 +67,18 @@ def to_collection(row: Any) -> Collection:
                       getattr(row, "corpus_version", None), getattr(row, "version_fingerprint", None))
 
 
-def bump_revision(conn: Connection, cid: int) -> None:
-    """Count one more change to the collection, in the caller's write transaction."""
-    c = S.collections
+def bump_revision(conn: Connection, cid: int, questions: Iterable[int] | None = ()) -> None:
+    """Count one more change to the collection, in the caller's write transaction, and mark the
+    question rows it changed (None: every question of the collection) as touched at that revision:
+    what a held question index must recompute (storage.question_index.IndexCache)."""
+    c, q = S.collections, S.questions
     conn.execute(c.update().where(c.c.id == cid).values(revision=c.c.revision + 1))
+    now = sa.select(c.c.revision).where(c.c.id == cid).scalar_subquery()
+    if questions is None:
+        conn.execute(q.update().where(q.c.collection_id == cid).values(touched=now))
+    elif ids := sorted(set(questions)):
+        for i in range(0, len(ids), 500):
+            conn.execute(q.update().where(q.c.id.in_(ids[i:i + 500])).values(touched=now))
 
 
 def record_corpus(conn: Connection, cid: int, corpus_path: str | None, corpus_fingerprint: str | None,

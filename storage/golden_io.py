@@ -111,7 +111,6 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
     now = utc_now()
     cid = collection_id(conn, collection, create=True)
     record_corpus(conn, cid, corpus_path, corpus_fingerprint)
-    bump_revision(conn, cid)
     q = S.questions
     existing = {r.query_id: r.id for r in conn.execute(sa.select(q.c.query_id, q.c.id).where(q.c.collection_id == cid))}
 
@@ -161,6 +160,7 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
         done += len(batch)
         if progress is not None:
             progress(done, total)
+    bump_revision(conn, cid, None)  # last: every question, the ones just inserted too, is touched
     return ImportSummary(collection, total, n_new, total - n_new, n_judgments,
                          sum(1 for g in golden.queries if g.unanswerable))
 

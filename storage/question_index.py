@@ -13,20 +13,30 @@ r of them >= 1:
 An adjudicated grade (storage.adjudication) outweighs the consensus of its document, as in the
 export, so a question's status here is the status its exported qrels have.
 tests/test_storage_index.py checks this against `labeler.agreement.consensus` on generated cases.
+
+A process keeps what it computed (`IndexCache`, one per Store) and, after a write, recomputes only
+the questions whose `touched` revision moved (storage.collection.bump_revision marks them, in any
+process): a rerun after a grade reads the question rows and one question's judgments, not every
+judgment of the collection.
 """
 from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from labeler.status import Status
 from storage import schema as S
-from storage.collection import collection_id
+from storage.collection import collection_id, revision
 from storage.records import IMPORT_ANNOTATOR, QuestionSummary
 
 
-def relevant_documents_query(cid: int) -> sa.Select:
-    """Per (question row id, doc id) of the collection: 1 if the consensus grade is >= 1, else 0."""
+def relevant_documents_query(cid: int, ids: Sequence[int] | None = None) -> sa.Select:
+    """Per (question row id, doc id) of the collection (or of the question rows `ids`): 1 if the
+    consensus grade is >= 1, else 0."""
     j, q = S.judgments, S.questions
     n = sa.func.count()
     n_rel = sa.func.sum(sa.case((j.c.grade >= 1, 1), else_=0))
@@ -35,47 +45,97 @@ def relevant_documents_query(cid: int) -> sa.Select:
     relevant = sa.case((2 * n_rel > n, 1), (sa.and_(2 * n_rel == n, below + above >= 2), 1), else_=0)
     # IN (subquery) rather than a join: SQLite then walks the (question, doc, annotator) unique
     # index in order and aggregates without a temporary B-tree (40 -> 30 ms on 16,700 judgments).
-    in_collection = sa.select(q.c.id).where(q.c.collection_id == cid)
+    which = sa.select(q.c.id).where(q.c.collection_id == cid) if ids is None else list(ids)
     return (sa.select(j.c.question_id, j.c.doc_id, relevant.label("relevant"))
-            .where(j.c.question_id.in_(in_collection))
+            .where(j.c.question_id.in_(which))
             .group_by(j.c.question_id, j.c.doc_id))
 
 
-def question_index(conn: Connection, *, collection: str, with_annotators: bool = False) -> list[QuestionSummary]:
+@dataclass(frozen=True)
+class _Counts:
+    touched: int      # the question row's `touched` when these were computed
+    n_judged: int
+    any_relevant: bool
+    adjudicated: bool  # an adjudicated grade of a document no one's grade is left on
+    annotators: tuple[str, ...]
+
+
+class IndexCache:
+    """What one process computed of its collections' question indexes: per question, its counts
+    and the `touched` revision they are of. Thread-safe; entries are replaced, never mutated."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[tuple[str, bool], tuple[int, dict[int, _Counts]]] = {}
+
+    def get(self, key: tuple[str, bool]) -> tuple[int, dict[int, _Counts]]:
+        with self._lock:
+            return self._entries.get(key, (-1, {}))
+
+    def put(self, key: tuple[str, bool], value: tuple[int, dict[int, _Counts]]) -> None:
+        with self._lock:
+            self._entries[key] = value
+
+
+def question_index(conn: Connection, *, collection: str, with_annotators: bool = False,
+                   cache: IndexCache | None = None) -> list[QuestionSummary]:
     """Every question of the collection (creation order) with status and judged count (and, with
-    `with_annotators`, who judged it: a second scan a question picker does not need)."""
+    `with_annotators`, who judged it: a second scan a question picker does not need). With `cache`,
+    only the questions changed since it was last asked are computed."""
+    rev = revision(conn, collection)  # first: what is read below is at least this new
     cid = collection_id(conn, collection)
-    docs = relevant_documents_query(cid).subquery()
+    q = S.questions
+    rows = conn.execute(sa.select(q.c.id, q.c.query_id, q.c.text, q.c.query_type, q.c.unanswerable, q.c.updated_at,
+                                  q.c.touched).where(q.c.collection_id == cid).order_by(q.c.id)).all()
+    key = (collection, with_annotators)
+    seen_rev, seen = cache.get(key) if cache is not None else (-1, {})
+    if seen_rev != rev:
+        changed = {r.id for r in rows if (c := seen.get(r.id)) is None or c.touched != r.touched}
+        fresh = _counts(conn, cid, None if len(changed) == len(rows) else sorted(changed), with_annotators) if changed else {}
+        # Each question's `touched` as read above, before its counts: a write in between makes it differ next time.
+        seen = {r.id: _Counts(r.touched, *fresh.get(r.id, _NOTHING)) if r.id in changed else seen[r.id] for r in rows}
+        if cache is not None:
+            cache.put(key, (rev, seen))
+    return [QuestionSummary(r.query_id, r.text, r.query_type, bool(r.unanswerable),
+                            _status(bool(r.unanswerable), (c := seen[r.id]).any_relevant, c.n_judged or c.adjudicated),
+                            c.n_judged, r.updated_at, c.annotators) for r in rows]
+
+
+_NOTHING = (0, False, False, ())
+
+
+def _counts(conn: Connection, cid: int, ids: list[int] | None, with_annotators: bool) -> dict[int, tuple]:
+    """(judged documents, any relevant, adjudicated documents no one graded, annotators) of the
+    question rows `ids` (None: every question of the collection) that have any; adjudicated
+    grades outweigh the consensus, as in the export."""
+    docs = relevant_documents_query(cid, ids).subquery()
     a, q, j = S.adjudications, S.questions, S.judgments
     final = (sa.select(docs.c.question_id, sa.case((a.c.grade.is_(None), docs.c.relevant), (a.c.grade >= 1, 1),
                                                    else_=0).label("relevant"))
              .outerjoin(a, sa.and_(a.c.question_id == docs.c.question_id, a.c.doc_id == docs.c.doc_id)).subquery())
-    per_question = (sa.select(final.c.question_id, sa.func.count().label("n_judged"),
-                              sa.func.max(final.c.relevant).label("any_relevant"))
-                    .group_by(final.c.question_id).subquery())
-    rows = conn.execute(
-        sa.select(q.c.id, q.c.query_id, q.c.text, q.c.query_type, q.c.unanswerable, q.c.updated_at,
-                  sa.func.coalesce(per_question.c.n_judged, 0).label("n_judged"),
-                  sa.func.coalesce(per_question.c.any_relevant, 0).label("any_relevant"))
-        .outerjoin(per_question, per_question.c.question_id == q.c.id)
-        .where(q.c.collection_id == cid).order_by(q.c.id)).all()
+    out: dict[int, list] = {}
+    for r in conn.execute(sa.select(final.c.question_id, sa.func.count().label("n_judged"),
+                                    sa.func.max(final.c.relevant).label("any_relevant")).group_by(final.c.question_id)):
+        out[r.question_id] = [r.n_judged, bool(r.any_relevant), False, ()]
+    which = sa.select(q.c.id).where(q.c.collection_id == cid) if ids is None else ids
     # Adjudicated grades of documents nobody's grade is left on: the export keeps them, so they
-    # make a question started, or done when one is >= 1. question row id -> any relevant.
+    # make a question started, or done when one is >= 1.
     judged = sa.select(j.c.question_id).where(j.c.question_id == a.c.question_id, j.c.doc_id == a.c.doc_id)
-    adjudicated_only = dict(conn.execute(
-        sa.select(a.c.question_id, sa.func.max(sa.case((a.c.grade >= 1, 1), else_=0)))
-        .join(q, q.c.id == a.c.question_id).where(q.c.collection_id == cid, ~judged.exists())
-        .group_by(a.c.question_id)).all())
-    people: dict[int, list[str]] = {}
-    for question_id, annotator in () if not with_annotators else conn.execute(
-            sa.select(j.c.question_id, j.c.annotator).distinct().join(q, q.c.id == j.c.question_id)
-            .where(q.c.collection_id == cid, j.c.annotator != IMPORT_ANNOTATOR)
-            .order_by(j.c.question_id, j.c.annotator)):
-        people.setdefault(question_id, []).append(annotator)
-    return [QuestionSummary(r.query_id, r.text, r.query_type, bool(r.unanswerable),
-                            _status(bool(r.unanswerable), r.any_relevant or adjudicated_only.get(r.id, 0),
-                                    r.n_judged or r.id in adjudicated_only), r.n_judged,
-                            r.updated_at, tuple(people.get(r.id, ()))) for r in rows]
+    for question_id, relevant in conn.execute(
+            sa.select(a.c.question_id, sa.func.max(sa.case((a.c.grade >= 1, 1), else_=0)))
+            .where(a.c.question_id.in_(which), ~judged.exists()).group_by(a.c.question_id)):
+        counts = out.setdefault(question_id, list(_NOTHING))
+        counts[1], counts[2] = counts[1] or bool(relevant), True
+    if with_annotators:
+        people: dict[int, list[str]] = {}
+        for question_id, annotator in conn.execute(
+                sa.select(j.c.question_id, j.c.annotator).distinct()
+                .where(j.c.question_id.in_(which), j.c.annotator != IMPORT_ANNOTATOR)
+                .order_by(j.c.question_id, j.c.annotator)):
+            people.setdefault(question_id, []).append(annotator)
+        for question_id, names in people.items():
+            out.setdefault(question_id, list(_NOTHING))[3] = tuple(names)
+    return {i: tuple(c) for i, c in out.items()}
 
 
 def _status(unanswerable: bool, any_relevant: int, n_judged: int) -> Status:

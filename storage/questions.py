@@ -199,7 +199,7 @@ def _upsert_judgment(dialect: str):
 def _touch(conn: Connection, row: Any, **values: Any) -> None:
     # A question's updated_at moves with its judgments; the collection's revision with everything.
     conn.execute(S.questions.update().where(S.questions.c.id == row.id).values(updated_at=utc_now(), **values))
-    bump_revision(conn, row.collection_id)
+    bump_revision(conn, row.collection_id, [row.id])
 
 
 # --------------------------------------------------------------------------- questions
@@ -231,7 +231,7 @@ def add_question(conn: Connection, text: str, *, collection: str, query_id: str 
     if unanswerable:  # written as unanswerable: its author's vote (or the import's, without an author)
         row = question_row(conn, collection, query_id)
         votes.write_vote(conn, row.id, author or IMPORT_ANNOTATOR, True)
-    bump_revision(conn, cid)
+    bump_revision(conn, cid, [question_row(conn, collection, query_id).id])
     return to_question(question_row(conn, collection, query_id))
 
 

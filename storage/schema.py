@@ -96,6 +96,8 @@ questions = sa.Table(
     sa.Column("credited_annotators", JSONText, nullable=False, server_default="[]"),
     sa.Column("corpus_fingerprint", sa.Text),
     sa.Column("updated_by", sa.Text, nullable=False, server_default=""),  # v6
+    # v11: the collection revision of the question's last change (storage.collection.bump_revision)
+    sa.Column("touched", sa.Integer, nullable=False, server_default="0"),
     sa.UniqueConstraint("collection_id", "query_id", name="uq_questions_collection_query"),
 )
 

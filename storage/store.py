@@ -65,6 +65,7 @@ class Store:
         self.engine = self._db.engine
         self.accounts = Accounts(self._db)  # team mode: users, roles, sessions, settings
         self.clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)  # the queue's leases; tests move it
+        self._index_cache = question_index.IndexCache()  # per question, recomputed when it changes
 
     def __repr__(self) -> str:
         return f"Store({self.engine.url.render_as_string(hide_password=True)!r})"
@@ -239,7 +240,8 @@ class Store:
         """Every question (creation order) with status and judged-document count, from SQL; with
         `with_annotators`, also who judged each (one more scan of the judgments)."""
         with self._db.read() as conn:
-            return question_index.question_index(conn, collection=collection, with_annotators=with_annotators)
+            return question_index.question_index(conn, collection=collection, with_annotators=with_annotators,
+                                                 cache=self._index_cache)
 
     def annotator_spelling(self, name: str) -> str:
         """The spelling already in use for this annotator (same name up to case and spaces), else `name`

@@ -104,3 +104,46 @@ def test_question_index_of_empty_and_missing_collections(store):
     assert store.question_index(collection="empty") == []
     with pytest.raises(InputError, match="no collection named 'nope'.*Hint:"):
         store.question_index(collection="nope")
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_the_held_index_recomputes_what_changed_and_agrees_with_a_fresh_one(store, db_url, seed):
+    """The Store keeps its index between calls and recomputes only touched questions; after every
+    write — by this Store or by another one on the same database (another process) — it equals
+    the index computed from nothing."""
+    from storage import open_store
+    from storage.question_index import question_index
+
+    rng = random.Random(seed)
+    cases = _generate(rng, 40)
+    _load(store, cases)
+    other = open_store(db_url, synchronous="NORMAL")
+    qids = list(cases)
+    try:
+        for step in range(160):
+            writer = rng.choice((store, other))
+            qid, doc, who = rng.choice(qids), f"d{rng.randint(0, 5)}", rng.choice(PEOPLE)
+            op = rng.randrange(9)
+            try:
+                if op <= 2:
+                    writer.set_judgment(qid, doc, rng.randint(0, 3), annotator=who)
+                elif op == 3:
+                    writer.clear_judgment(qid, doc, annotator=who)
+                elif op == 4:
+                    writer.set_unanswerable(qid, rng.random() < 0.7, by=who)
+                elif op == 5:
+                    writer.adjudicate(qid, doc, rng.choice((None, 0, 2)), by="boss")
+                elif op == 6:
+                    writer.edit_question(qid, text=f"Edited {step}?", query_type=rng.choice(("a", "b")))
+                elif op == 7 and len(qids) > 5:
+                    writer.delete_question(qids.pop(rng.randrange(len(qids))))
+                else:
+                    qids.append(writer.add_question(f"New {step}?", unanswerable=rng.random() < 0.2).query_id)
+            except InputError:
+                continue  # a refused write (a relevant grade on a question this annotator voted unanswerable)
+            for with_annotators in (False, True):
+                with store.engine.connect() as conn:
+                    fresh = question_index(conn, collection="default", with_annotators=with_annotators)
+                assert store.question_index(with_annotators=with_annotators) == fresh, (step, op)
+    finally:
+        other.close()

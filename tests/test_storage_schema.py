@@ -448,11 +448,11 @@ def test_open_store_adopts_v3_database_with_data_intact(tmp_path):
     assert sorted(r[0] for r in after["schema_version"]) == ALL_VERSIONS
     # Every old row is still there with its old columns unchanged; new columns are appended
     # (v4: revision; v6: corpus_set_by/at, questions.updated_by, runs.created_by; v8: runs.corpus_path and
-    # corpus_version, judgments.doc_hash).
+    # corpus_version, judgments.doc_hash; v11: questions.touched).
     assert [row[:len(before["collections"][0])] for row in after["collections"]] == before["collections"]
     assert [row[:len(before["runs"][0])] for row in after["runs"]] == before["runs"]
     updated_at = 9  # the one column the new judgment changes (of q-0001)
-    assert [r[:updated_at] + r[updated_at + 1:-1] for r in after["questions"]] == [
+    assert [r[:updated_at] + r[updated_at + 1:-2] for r in after["questions"]] == [
         r[:updated_at] + r[updated_at + 1:] for r in before["questions"]]
     assert set(before["judgments"]) < {row[:len(before["judgments"][0])] for row in after["judgments"]}
 
