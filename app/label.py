@@ -238,7 +238,7 @@ def status_line(status: QuestionStatus, *, hidden: bool = False) -> str:
     documents an adjudicator settled, unless others' labels are `hidden` (blind judging)."""
     q = status.question
     type_badge = f":violet-badge[{inert(q.query_type)}] " if q.query_type else ""
-    n = 0 if hidden else len(status.adjudicated)  # final grades that outweigh the consensus, in the status and the export
+    n = 0 if hidden else len(status.adjudicated)  # final grades: they outweigh the consensus
     settled = f" · {n} document{'s' if n != 1 else ''} adjudicated" if n else ""
     return f"{type_badge}{STATUS_BADGES[status.status]} · `{q.query_id}`{settled}"
 

@@ -365,7 +365,8 @@ def _adjudicated(conn: Connection, question_ids: list[int]) -> dict[int, dict[st
     a = S.adjudications
     out: dict[int, dict[str, int]] = {}
     if question_ids:
-        for r in conn.execute(sa.select(a.c.question_id, a.c.doc_id, a.c.grade).where(a.c.question_id.in_(question_ids))):
+        for r in conn.execute(sa.select(a.c.question_id, a.c.doc_id, a.c.grade)
+                              .where(a.c.question_id.in_(question_ids))):
             out.setdefault(r.question_id, {})[r.doc_id] = r.grade
     return out
 
@@ -391,5 +392,5 @@ def list_questions(conn: Connection, *, collection: str) -> list[QuestionStatus]
     for j in judgment_rows(conn, cid):
         by_question.setdefault(j.query_id, []).append(j)
     adjudicated = _adjudicated(conn, [r.id for r in rows])
-    return [status_for(to_question(r), tuple(by_question.get(r.query_id, ())), voted.get(r.id, ()), adjudicated.get(r.id))
-            for r in rows]
+    return [status_for(to_question(r), tuple(by_question.get(r.query_id, ())), voted.get(r.id, ()),
+                       adjudicated.get(r.id)) for r in rows]
