@@ -91,7 +91,7 @@ def question_index(conn: Connection, *, collection: str, with_annotators: bool =
     seen_rev, seen = cache.get(key) if cache is not None else (-1, {})
     if seen_rev != rev:
         changed = {r.id for r in rows if (c := seen.get(r.id)) is None or c.touched != r.touched}
-        some = None if len(changed) == len(rows) else sorted(changed)
+        some = None if len(changed) > 500 or len(changed) == len(rows) else sorted(changed)  # bound the IN lists
         fresh = _counts(conn, cid, some, with_annotators) if changed else {}
         # Each question's `touched` as read above, before its counts: a write in between makes it differ next time.
         seen = {r.id: _Counts(r.touched, *fresh.get(r.id, _NOTHING)) if r.id in changed else seen[r.id] for r in rows}

@@ -364,9 +364,9 @@ def _adjudicated(conn: Connection, question_ids: list[int]) -> dict[int, dict[st
     """question row id -> {doc_id: adjudicated grade} (storage.adjudication writes them)."""
     a = S.adjudications
     out: dict[int, dict[str, int]] = {}
-    if question_ids:
+    for i in range(0, len(question_ids), 500):
         for r in conn.execute(sa.select(a.c.question_id, a.c.doc_id, a.c.grade)
-                              .where(a.c.question_id.in_(question_ids))):
+                              .where(a.c.question_id.in_(question_ids[i:i + 500]))):
             out.setdefault(r.question_id, {})[r.doc_id] = r.grade
     return out
 
