@@ -18,8 +18,14 @@ from views._common import Keys, act
 SCROLL_PENDING = "_scroll_to_focus"
 # With an element besides the <style>: a style-only st.html is kept in the page after the next run
 # replaces it, so the outline of an earlier focus would stay.
+# The selected grade is filled, so a card's grade reads at a glance (the segmented control's own
+# selected look is a pale tint); it rides on the focus mark's <style>, adding no element.
 MARK = ('<span hidden data-focus-mark="{n}"></span>'
-        "<style>.st-key-cand-{n} {{ outline: 2px solid #1c83e1; outline-offset: 3px; }}</style>")
+        "<style>.st-key-cand-{n} {{ outline: 2px solid #1c83e1; outline-offset: 3px; }}"
+        '[class*="st-key-cand-"] button[aria-checked="true"], [class*="st-key-hit-"] button[aria-checked="true"] '
+        "{{ background: #ff4b4b !important; border-color: #ff4b4b !important; color: #fff; }}"
+        '[class*="st-key-cand-"] button[aria-checked="true"] p, [class*="st-key-hit-"] button[aria-checked="true"] p '
+        "{{ color: #fff; font-weight: 600; }}</style>")
 SCROLL = """<span hidden data-focus="{n}-{nonce}"></span><script>
 setTimeout(() => {{
   const card = document.querySelector('.st-key-cand-{n}');
