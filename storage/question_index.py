@@ -30,7 +30,7 @@ from sqlalchemy.engine import Connection
 
 from labeler.status import Status
 from storage import schema as S
-from storage.collection import collection_id, revision
+from storage.collection import collection_id
 from storage.records import IMPORT_ANNOTATOR, QuestionSummary
 
 
@@ -66,15 +66,21 @@ class IndexCache:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._entries: dict[tuple[str, bool], tuple[int, dict[int, _Counts]]] = {}
+        self._entries: dict[tuple, tuple[int, dict[int, _Counts]]] = {}
 
-    def get(self, key: tuple[str, bool]) -> tuple[int, dict[int, _Counts]]:
+    def get(self, key: tuple) -> tuple[int, dict[int, _Counts]]:
         with self._lock:
             return self._entries.get(key, (-1, {}))
 
-    def put(self, key: tuple[str, bool], value: tuple[int, dict[int, _Counts]]) -> None:
+    def forget(self, collection: str) -> None:
+        """Drop what is held of a collection (deleted: one made again under its name starts afresh)."""
         with self._lock:
-            self._entries[key] = value
+            self._entries = {k: v for k, v in self._entries.items() if k[0] != collection}
+
+    def put(self, key: tuple, value: tuple[int, dict[int, _Counts]]) -> None:
+        with self._lock:
+            self._entries = {k: v for k, v in self._entries.items() if k[0] != key[0] or k[-1] != key[-1]}
+            self._entries[key] = value  # one entry per collection name (and with_annotators)
 
 
 def question_index(conn: Connection, *, collection: str, with_annotators: bool = False,
@@ -82,12 +88,14 @@ def question_index(conn: Connection, *, collection: str, with_annotators: bool =
     """Every question of the collection (creation order) with status and judged count (and, with
     `with_annotators`, who judged it: a second scan a question picker does not need). With `cache`,
     only the questions changed since it was last asked are computed."""
-    rev = revision(conn, collection)  # first: what is read below is at least this new
-    cid = collection_id(conn, collection)
+    k = S.collections
+    found = conn.execute(sa.select(k.c.id, k.c.revision, k.c.created_at).where(k.c.name == collection)).first()
+    # first: what is read below is at least this new
+    cid, rev, born = found if found is not None else (collection_id(conn, collection), 0, "")
     q = S.questions
     rows = conn.execute(sa.select(q.c.id, q.c.query_id, q.c.text, q.c.query_type, q.c.unanswerable, q.c.updated_at,
                                   q.c.touched).where(q.c.collection_id == cid).order_by(q.c.id)).all()
-    key = (collection, with_annotators)
+    key = (collection, cid, born, with_annotators)  # a collection deleted and made again starts afresh
     seen_rev, seen = cache.get(key) if cache is not None else (-1, {})
     if seen_rev != rev:
         changed = {r.id for r in rows if (c := seen.get(r.id)) is None or c.touched != r.touched}

@@ -137,6 +137,7 @@ class Store:
 
     def delete_collection(self, collection: str) -> bool:
         """Delete a collection with its questions, judgments and runs; False if it did not exist."""
+        self._index_cache.forget(collection)
         with self._db.write() as conn:
             return conn.execute(S.collections.delete().where(S.collections.c.name == collection)).rowcount > 0
 

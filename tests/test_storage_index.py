@@ -147,3 +147,16 @@ def test_the_held_index_recomputes_what_changed_and_agrees_with_a_fresh_one(stor
                 assert store.question_index(with_annotators=with_annotators) == fresh, (step, op)
     finally:
         other.close()
+
+
+def test_a_collection_deleted_and_made_again_is_indexed_afresh(store):
+    from storage.question_index import question_index
+
+    store.add_question("Old one?", query_id="q1", collection="c")
+    store.set_judgment("q1", "d1", 3, annotator="asha", collection="c")
+    assert [s.status for s in store.question_index(collection="c")] == [Status.DONE]
+    store.delete_collection("c")
+    store.add_question("New one?", query_id="q1", collection="c")  # same name, maybe the same row ids
+    with store.engine.connect() as conn:
+        fresh = question_index(conn, collection="c")
+    assert store.question_index(collection="c") == fresh and fresh[0].status == Status.NEW
