@@ -7,7 +7,6 @@ for the result, and is started again by the next `start` (a fixed corpus or conf
 """
 from __future__ import annotations
 
-import gc
 import threading
 import time
 from collections.abc import Callable
@@ -64,7 +63,6 @@ class Build:
     def _run(self, fn: Callable[[Progress], Any]) -> None:
         try:
             self._result = fn(self._report)
-            settle_memory()
         except BaseException as exc:  # noqa: BLE001 - kept and raised to whoever asks for the result
             self._error = exc
         finally:
@@ -87,14 +85,6 @@ class Build:
         if self._error is not None:
             raise self._error
         return self._result
-
-
-def settle_memory() -> None:
-    """After a model or index has loaded: collect once, then freeze what is left, so Python's later
-    full collections skip the half a million objects of a loaded model (about 180 ms each, holding
-    the GIL, so every session's messages wait) — objects are still freed by reference counting."""
-    gc.collect()
-    gc.freeze()
 
 
 _builds: dict[Any, Build] = {}

@@ -269,18 +269,13 @@ def grade(store: Store, actor: Actor, query_id: str, doc_id: str, grade: int | N
                            doc=corpus.get(doc_id) if corpus is not None else None)
 
 
-def next_for_me(store: Store, actor: Actor) -> str | None:
+def next_for_me(store: Store, actor: Actor, give_back: str | None = None) -> str | None:
     """Claim the question the actor should judge next from the shared queue (storage.work_queue):
-    its query id, or None when no question wants another judge."""
+    its query id, or None when no question wants another judge. With `give_back`, first release
+    their claim on a question they will not judge (too hard, not their field), which this pick
+    then passes over."""
     actor.require(Can.GRADE)
-    return store.next_question(actor.name)
-
-
-def give_back(store: Store, actor: Actor, query_id: str) -> str | None:
-    """Release the actor's claim on a question they will not judge (too hard, not their field) and
-    claim the next one, passing this one over: its query id, or None when no other wants a judge."""
-    actor.require(Can.GRADE)
-    return store.next_question(actor.name, give_back=query_id)
+    return store.next_question(actor.name, give_back=give_back)
 
 
 def claim_note(store: Store, actor: Actor, query_id: str) -> str | None:

@@ -146,7 +146,7 @@ def test_query(actor: Actor, text: str, question: str, k: int = 10) -> QueryProb
     if not question.strip():
         raise InputError("the test question is empty", hint="type a question to send.")
     hosts = endpoint_hosts(actor)
-    with HttpSystem(parse_declaration(text, hosts), allowed_hosts=hosts) as system:
+    with HttpSystem(parse_declaration(text, hosts), allowed_hosts=hosts) as system:  # the host is checked
         return system.test_query(question.strip(), k)
 
 
@@ -176,16 +176,20 @@ def system_for(store: Store, actor: Actor, name: str) -> System:
     saved = saved_systems(store).get(name)
     if saved is None:
         raise InputError(f"no saved system named {name!r}", hint="declare it first, or pick another.")
-    hosts = endpoint_hosts(actor)
-    check_host(str(saved["declaration"].get("url", "")), hosts)
-    return HttpSystem(saved["declaration"], source=f"saved system {name!r}", allowed_hosts=hosts)
+    return endpoint(saved["declaration"], endpoint_hosts(actor), source=f"saved system {name!r}")
+
+
+def endpoint(declaration: Mapping[str, Any], hosts: frozenset[str] | None, *, source: str | None = None) -> HttpSystem:
+    """A declared endpoint that calls only `hosts` (None: any): refused now when its URL names
+    another host, and on any request (a redirect too) that goes elsewhere."""
+    check_host(str(declaration.get("url", "")), hosts)
+    return HttpSystem(declaration, source=source, allowed_hosts=hosts)
 
 
 def top_documents(declaration: Mapping[str, Any], hosts: frozenset[str] | None, question: str,
                   k: int = 10) -> tuple[str, ...]:
     """A saved declaration's top k document ids for one question (the Label page's extra pool)."""
-    check_host(str(declaration.get("url", "")), hosts)
-    with HttpSystem(declaration, allowed_hosts=hosts) as system:
+    with endpoint(declaration, hosts) as system:
         return tuple(h.doc_id for h in system.search(question, k))
 
 

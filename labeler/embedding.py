@@ -7,6 +7,7 @@ loaded once per process (`load_model` is cached) and never per Streamlit rerun.
 from __future__ import annotations
 
 import functools
+import gc
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -63,10 +64,16 @@ def load_model(name: str = DEFAULT_MODEL):
     except ImportError:
         pass
     try:
-        return SentenceTransformer(resolve_model(name), device="cpu")
+        model = SentenceTransformer(resolve_model(name), device="cpu")
     except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot load embedding model {name!r}: {exc}",
                           hint="give a local sentence-transformers model folder; nothing is downloaded.") from None
+    # Python's full collections would walk the half a million objects the model brings (~180 ms
+    # each, holding the GIL: an app's every session and a server's every request wait). Collect
+    # once now and freeze what is left; objects are still freed by reference counting.
+    gc.collect()
+    gc.freeze()
+    return model
 
 
 class Embedder:

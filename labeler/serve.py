@@ -32,7 +32,6 @@ batched encode instead of eight single ones, and a single client's latency is un
 """
 from __future__ import annotations
 
-import gc
 import json
 import queue
 import threading
@@ -381,8 +380,4 @@ def open_service(corpus, config: RunConfig, *, progress=None, cache_root=None, b
     # this loads a reranker too, before the server listens.
     service.search("warm up", 1)
     service.searches = service.batches = 0
-    # Python's full collections would walk every object of the loaded model (~180 ms, holding the
-    # GIL): collect once now and freeze what is left; objects are still freed by reference counting.
-    gc.collect()
-    gc.freeze()
     return service

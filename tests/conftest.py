@@ -128,6 +128,14 @@ def fake_encoder_factory():
     return FakeEncoder
 
 
+def search_results(retriever, questions: list[str]) -> list:
+    """Dense and BM25 rankings of `questions`, top 10: (doc_id, score) pairs (the cache tests compare them)."""
+    from labeler.config import SearchParams
+
+    return [[(h.doc_id, h.score) for h in hits] for mode in ("dense", "bm25")
+            for hits in retriever.search_many(questions, SearchParams(k=10, mode=mode))]
+
+
 def _url(db) -> str:
     url = getattr(db, "url", db)  # a Store, a URL or a path
     return url if isinstance(url, str) and "://" in url else f"sqlite:///{url}"

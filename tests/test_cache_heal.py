@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import SAMPLE
+from conftest import SAMPLE, search_results
 from labeler.config import RunConfig, SearchParams
 from labeler.corpus import Corpus, Document, load_corpus
 from labeler.retrieval import open_retriever
@@ -40,15 +40,7 @@ def clean(corpus, tmp_path_factory):
     """A clean cache root and the results searched on it."""
     root = tmp_path_factory.mktemp("clean") / "cache"
     retriever = open_retriever(corpus, HYBRID, cache_root=root)
-    return root, results(retriever)
-
-
-def results(retriever) -> list:
-    out = []
-    for mode in ("dense", "bm25"):
-        for hits in retriever.search_many(QUESTIONS, SearchParams(k=10, mode=mode)):
-            out.append([(h.doc_id, h.score) for h in hits])
-    return out
+    return root, search_results(retriever, QUESTIONS)
 
 
 def one(root: Path, pattern: str) -> Path:
@@ -158,7 +150,7 @@ def test_a_damaged_cache_file_is_rebuilt_with_a_warning_and_the_same_results(cor
     damage(one(root, pattern)) if pattern else damage(root)
     with caplog.at_level(logging.WARNING, logger="labeler.cache"):
         healed = open_retriever(corpus, HYBRID, cache_root=root)
-        got = results(healed)
+        got = search_results(healed, QUESTIONS)
     assert [r for r in caplog.records if r.name == "labeler.cache" and r.levelno == logging.WARNING], name
     assert [[d for d, _ in r] for r in got] == [[d for d, _ in r] for r in expected]
     assert np.allclose([s for r in got for _, s in r], [s for r in expected for _, s in r], atol=1e-5)
@@ -196,23 +188,30 @@ def test_stale_temporary_folders_of_a_dead_writer_are_swept(corpus, clean, tmp_p
     assert not dead.exists() and fresh.exists()
 
 
-def test_a_model_that_changed_under_one_identity_is_noticed_and_everything_reembedded(fake_encoder_factory, tmp_path,
-                                                                                      caplog):
-    """A hub name's identity is the name: if the model behind it changes dimension, the cache still says the old one."""
-    docs = Corpus(tuple(Document(i, "", t) for i, t in [("a", "hotel limit"), ("b", "travel leave")]))
-    config = RunConfig(template="{text}")
-    open_retriever(docs, config, embedder=fake_encoder_factory(["hotel", "limit", "travel", "leave"]),
-                   cache_root=tmp_path)
+TWO_DOCS = Corpus(tuple(Document(i, "", t) for i, t in [("a", "hotel limit"), ("b", "travel leave")]))
+TEXT_ONLY = RunConfig(template="{text}")
 
-    class Unloaded(type(fake_encoder_factory([]))):
-        """Like Embedder: the dimension costs a model load until the first encode."""
 
+def cached_with_four_words_then_six(fake_encoder_factory, root: Path):
+    """TWO_DOCS cached under `root` by a four-word fake model; then the same identity (fake-bow@1) with
+    six dimensions, which, like Embedder, costs a model load for its dimension until the first encode."""
+    open_retriever(TWO_DOCS, TEXT_ONLY, embedder=fake_encoder_factory(["hotel", "limit", "travel", "leave"]),
+                   cache_root=root)
+
+    class Unloaded(fake_encoder_factory):
         @property
         def loaded(self):
             return self.calls > 0
 
-    # Same identity (fake-bow@1), now six dimensions: the cached open trusts model.json (four) ...
-    grown = Unloaded(["hotel", "limit", "travel", "leave", "days", "vacation"])
+    return Unloaded, Unloaded(["hotel", "limit", "travel", "leave", "days", "vacation"])
+
+
+def test_a_model_that_changed_under_one_identity_is_noticed_and_everything_reembedded(fake_encoder_factory, tmp_path,
+                                                                                      caplog):
+    """A hub name's identity is the name: if the model behind it changes dimension, the cache still says the old one."""
+    docs, config = TWO_DOCS, TEXT_ONLY
+    Unloaded, grown = cached_with_four_words_then_six(fake_encoder_factory, tmp_path)  # noqa: N806 - a class
+    # The cached open trusts model.json (four dimensions) ...
     retriever = open_retriever(docs, config, embedder=grown, cache_root=tmp_path)
     assert retriever.stats.reused_chunks == 2 and grown.calls == 0
     with caplog.at_level(logging.WARNING, logger="labeler.cache"):
@@ -228,20 +227,10 @@ def test_a_model_that_changed_under_one_identity_is_noticed_and_everything_reemb
 
 
 def test_a_changed_model_is_noticed_when_it_embeds_a_new_chunk(fake_encoder_factory, tmp_path, caplog):
-    docs = Corpus(tuple(Document(i, "", t) for i, t in [("a", "hotel limit"), ("b", "travel leave")]))
-    config = RunConfig(template="{text}")
-    open_retriever(docs, config, embedder=fake_encoder_factory(["hotel", "limit", "travel", "leave"]),
-                   cache_root=tmp_path)
-
-    class Unloaded(type(fake_encoder_factory([]))):
-        @property
-        def loaded(self):
-            return self.calls > 0
-
-    grown = Unloaded(["hotel", "limit", "travel", "leave", "days", "vacation"])
-    more = Corpus(docs.documents + (Document("c", "", "vacation days"),))
+    _, grown = cached_with_four_words_then_six(fake_encoder_factory, tmp_path)
+    more = Corpus(TWO_DOCS.documents + (Document("c", "", "vacation days"),))
     with caplog.at_level(logging.WARNING, logger="labeler.cache"):
-        retriever = open_retriever(more, config, embedder=grown, cache_root=tmp_path)
+        retriever = open_retriever(more, TEXT_ONLY, embedder=grown, cache_root=tmp_path)
     # c came out with six dimensions where the cache holds four: a and b are embedded again as well.
     assert (retriever.stats.embedded_chunks, retriever.stats.reused_chunks, grown.encoded) == (3, 0, 3)
     assert retriever.vectors.shape == (3, 6) and [r for r in caplog.records if r.name == "labeler.cache"]

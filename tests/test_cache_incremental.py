@@ -15,8 +15,8 @@ import time
 import numpy as np
 import pytest
 
-from conftest import REPO, SAMPLE
-from labeler.config import RunConfig, SearchParams
+from conftest import REPO, SAMPLE, search_results
+from labeler.config import RunConfig
 from labeler.corpus import Corpus, Document, load_corpus
 from labeler.retrieval import open_retriever
 from labeler.retrieval.cache import CACHE_FORMAT, cache_key
@@ -32,15 +32,6 @@ def edited(corpus: Corpus, i: int, text: str) -> Corpus:
     docs = list(corpus.documents)
     docs[i] = Document(docs[i].doc_id, docs[i].title, text, docs[i].metadata)
     return Corpus(tuple(docs), source=corpus.source)
-
-
-def results(retriever) -> list:
-    """Dense and BM25 rankings for QUESTIONS: (doc_id, score) pairs."""
-    out = []
-    for mode in ("dense", "bm25"):
-        for hits in retriever.search_many(QUESTIONS, SearchParams(k=10, mode=mode)):
-            out.append([(h.doc_id, h.score) for h in hits])
-    return out
 
 
 def assert_same_results(got: list, expected: list) -> None:
@@ -73,7 +64,8 @@ def test_edit_delete_add_embed_only_what_changed_and_search_as_a_cold_build(samp
     # Progress counts only what is embedded: one chunk of one.
     assert {total for _, total, _ in steps} == {1} and steps[-1] == (1, 1, "embedding")
     assert after_edit.stats.index_built  # another list of chunks: its own FAISS index, from the stored vectors
-    assert_same_results(results(after_edit), results(open_retriever(changed, HYBRID, cache_root=tmp_path / "a")))
+    fresh = open_retriever(changed, HYBRID, cache_root=tmp_path / "a")
+    assert_same_results(search_results(after_edit, QUESTIONS), search_results(fresh, QUESTIONS))
 
     deleted = Corpus(changed.documents[:20] + changed.documents[21:], source=changed.source)
     after_delete = open_retriever(deleted, HYBRID, cache_root=warm_root)
@@ -86,7 +78,8 @@ def test_edit_delete_add_embed_only_what_changed_and_search_as_a_cold_build(samp
         source=changed.source)
     after_add = open_retriever(added, HYBRID, cache_root=warm_root)
     assert (after_add.stats.embedded_chunks, after_add.stats.reused_chunks) == (2, len(sample) - 1)
-    assert_same_results(results(after_add), results(open_retriever(added, HYBRID, cache_root=tmp_path / "b")))
+    fresh = open_retriever(added, HYBRID, cache_root=tmp_path / "b")
+    assert_same_results(search_results(after_add, QUESTIONS), search_results(fresh, QUESTIONS))
 
     again = open_retriever(added, HYBRID, cache_root=warm_root)
     assert (again.stats.embedded_chunks, again.stats.index_built) == (0, False)

@@ -75,6 +75,12 @@ def _start_build(path: str, build_json: str, signature: str):
                                                             progress=progress))
 
 
+@st.cache_resource(show_spinner=False)
+def _ready() -> set[tuple]:
+    """Build keys whose retriever `_retriever` holds (cleared with the cache it describes)."""
+    return set()
+
+
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _retriever(path: str, build_json: str, signature: str):
     # The bar is created inside the cached function: Streamlit replays a cached function's
@@ -86,7 +92,9 @@ def _retriever(path: str, build_json: str, signature: str):
         bar.progress(min(status.done / status.total, 1.0) if status.total else 0.0, text=status.text)
     bar.empty()
     built = build.result()
-    background.forget(_build_key(path, build_json, signature))  # cached here from now on
+    key = _build_key(path, build_json, signature)
+    background.forget(key)  # cached here from now on
+    _ready().add(key)
     return built
 
 
@@ -97,12 +105,6 @@ def retriever(path: str, config: RunConfig = LABEL_CONFIG):
 
 
 EMBED_AHEAD = 512  # chunks still to embed above which the Label page goes on with BM25 alone
-
-
-@st.cache_resource(show_spinner=False)
-def _ready() -> set[tuple]:
-    """Build keys whose retriever `_retriever` holds (cleared with the cache it describes)."""
-    return set()
 
 
 def dense_status(path: str, config: RunConfig = LABEL_CONFIG, *, wait: bool = True):
@@ -121,9 +123,7 @@ def dense_status(path: str, config: RunConfig = LABEL_CONFIG, *, wait: bool = Tr
                 if status.stage == "embedding" and status.total - status.done > EMBED_AHEAD:
                     return status
     if build.wait(0):
-        guard(_retriever, path, build_json, sig)  # raises the build's error, if any, the usual way
-        background.forget(key)  # _retriever holds it (also when cached before)
-        _ready().add(key)
+        guard(_retriever, path, build_json, sig)  # holds it from now on; raises the build's error the usual way
         return None
     return build.status()
 

@@ -58,21 +58,16 @@ def _move_question(step: int) -> None:
     st.session_state.update({Keys.QUESTION: ids[max(0, min(len(ids) - 1, i + step))], Keys.FOCUS: 0})
 
 
-def _next_for_me() -> None:
-    qid = act(lb.next_for_me, s, me)  # act: True when no question wants another judge, False after an error
+def _next_for_me(given_back: str | None = None) -> None:
+    qid = act(lb.next_for_me, s, me, given_back)  # act: True when no question wants a judge, False after an error
+    gave = f"Gave {given_back} back to the queue" if given_back else ""
     if isinstance(qid, str):
         st.session_state.update({Keys.QUESTION: qid, Keys.FOCUS: 0})
+        if gave:
+            flash(f"{gave}; here is {qid}.", "success")
     elif qid:
-        flash("No question needs another judge right now: every one has its overlap or is yours already.", "info")
-
-
-def _give_back(query_id: str) -> None:
-    qid = act(lb.give_back, s, me, query_id)
-    if isinstance(qid, str):
-        st.session_state.update({Keys.QUESTION: qid, Keys.FOCUS: 0})
-        flash(f"Gave {query_id} back to the queue; here is {qid}.", "success")
-    elif qid:
-        flash(f"Gave {query_id} back to the queue. No other question needs a judge right now.", "info")
+        flash(f"{gave}. No other question needs a judge right now." if gave else
+              "No question needs another judge right now: every one has its overlap or is yours already.", "info")
 
 
 if (holes_run := st.query_params.get(HOLES_PARAM)) and holes_run.isdigit():  # from the Evaluate page's link
@@ -102,6 +97,6 @@ qid = st.session_state[Keys.QUESTION]
 if not read_only and (held := guard(lb.claim_note, s, me, qid)):
     with st.container(horizontal=True, vertical_alignment="center", key="claim-bar"):
         st.caption(held)
-        st.button("Give it back", key="give-back", on_click=_give_back, args=(qid,), icon=":material/undo:",
+        st.button("Give it back", key="give-back", on_click=_next_for_me, args=(qid,), icon=":material/undo:",
                   help="Release your claim and take the next question that needs a judge (this one is passed over).")
 judging(s, me, qid, next(x.status for x in index if x.query_id == qid), path, corp, index, read_only)
