@@ -104,6 +104,17 @@ def wait_ready(page, timeout: float = 120_000) -> None:
     page.wait_for_selector(READY, timeout=timeout)
 
 
+def wait_until(check, what: str, timeout: float = 30) -> None:
+    """Poll `check` (e.g. a database read) until it holds. A grade control shows its selection in the
+    browser at once, before the server's rerun has saved it; wait_ready alone can pass before the
+    rerun starts."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
 def screenshot(page, name: str, *, readme: bool = False, full_page: bool = True, height: int | None = None) -> Path:
     """Save a screenshot into test-artifacts/ (git-ignored); with UPDATE_README_SCREENSHOTS=1, README copies too.
 

@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from browser_support import AppServer, grade_option, launch_chromium, sample_embeddings, wait_ready  # noqa: F401
+from browser_support import AppServer, grade_option, launch_chromium, sample_embeddings, wait_ready, wait_until  # noqa: F401
 from playwright.sync_api import expect
 
 expect.set_options(timeout=60_000)
@@ -73,7 +73,8 @@ def test_two_replicas_blind_judging_disagreement_and_adjudication(replicas, play
         wait_ready(asha)
         expect(grade_option(asha, 0, 3)).to_have_attribute("aria-checked", "true")
         with open_store(url) as store:
-            assert [(j.doc_id, j.grade) for j in store.judgments(annotator="asha@example.org")] == [(doc, 3)]
+            wait_until(lambda: [(j.doc_id, j.grade) for j in store.judgments(annotator="asha@example.org")] == [(doc, 3)],
+                       "asha's grade saved on server A")
         # On server B a rerun reads asha's grade from the database, but ben judges blind. (A rerun, not a
         # reload: a built-in sign-in lives in the browser tab's session, and a reload signs out.)
         ben.locator(".st-key-next-question button").click()

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from browser_support import AppServer, grade_option, launch_chromium, sample_embeddings, screenshot, wait_ready  # noqa: F401
+from browser_support import AppServer, grade_option, launch_chromium, sample_embeddings, screenshot, wait_ready, wait_until  # noqa: F401
 from playwright.sync_api import expect
 
 from app.access import local_actor
@@ -90,7 +90,7 @@ def test_declare_an_endpoint_run_it_and_judge_its_holes(setup):
     grade_option(card, 0, 0).click()
     wait_ready(page)
     screenshot(page, "systems-holes")
-    assert any(j.annotator == "asha" for j in store.judgments())
+    wait_until(lambda: any(j.annotator == "asha" for j in store.judgments()), "the hole's grade saved")
     page.goto(app.url + "/evaluate?annotator=asha")
     wait_ready(page)
     page.get_by_text("HTTP endpoint", exact=True).click()

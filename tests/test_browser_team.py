@@ -20,12 +20,11 @@ import os
 import re
 import shutil
 import sqlite3
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from browser_support import AppServer, launch_chromium, sample_embeddings, screenshot, wait_ready  # noqa: F401
+from browser_support import AppServer, launch_chromium, sample_embeddings, screenshot, wait_ready, wait_until  # noqa: F401
 from oidc_support import oidc_provider, oidc_sign_in, oidc_sign_out, write_auth_secrets
 from playwright.sync_api import expect
 
@@ -116,14 +115,6 @@ def card(page, key: str):
 
 def card_doc_id(page, key: str) -> str:
     return card(page, key).locator("small code").first.inner_text()
-
-
-def wait_until(check: Callable[[], bool], what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.1)
 
 
 def sql(home: Path, query: str, *args) -> list[tuple]:
