@@ -246,6 +246,14 @@ claims = sa.Table(
     sa.Column("expires_at", sa.Text, nullable=False),
 )
 
+# v12: the questions an annotator gave back to the work queue; it offers them these last.
+declines = sa.Table(
+    "declines", SCHEMA,
+    sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("annotator", sa.Text, primary_key=True),
+    sa.Column("at", sa.Text, nullable=False),
+)
+
 # v10: an adjudicator's final grade of a disputed (question, document), which outweighs the consensus.
 adjudications = sa.Table(
     "adjudications", SCHEMA,

@@ -71,7 +71,8 @@ def next_question(conn: Connection, collection: str, annotator: str, *, overlap:
                   lease: timedelta, give_back: str | None = None) -> str | None:
     """Claim the next question for `annotator` (or renew the claim they hold on one they have not
     judged yet); its query_id, or None when no question wants them. With `give_back`, first release
-    their claim on that question, which this pick then passes over. Call in a write transaction."""
+    their claim on that question and record that they declined it: this pick passes it over, and later
+    picks offer their declined questions only when nothing else wants them. Call in a write transaction."""
     if not annotator.strip():
         raise InputError("the queue needs an annotator name", hint="sign in, or type your name in the sidebar.")
     lock_collection(conn, collection)
@@ -83,8 +84,15 @@ def next_question(conn: Connection, collection: str, annotator: str, *, overlap:
     judged = {qid for qid, _ in conn.execute(_judges(row.id, annotator))}
     if give_back is not None:
         conn.execute(c.delete().where(_claim_filter(collection, give_back, annotator)))
-        judged |= set(conn.execute(sa.select(q.c.id).where(q.c.collection_id == row.id,
-                                                           q.c.query_id == give_back)).scalars())
+        returned = conn.execute(sa.select(q.c.id).where(q.c.collection_id == row.id,
+                                                        q.c.query_id == give_back)).scalar_one_or_none()
+        if returned is not None:
+            judged.add(returned)
+            decline = S.dialect_insert(conn.dialect.name)(S.declines).values(question_id=returned,
+                                                                              annotator=annotator, at=at)
+            conn.execute(decline.on_conflict_do_update(index_elements=[S.declines.c.question_id,
+                                                                       S.declines.c.annotator],
+                                                       set_={"at": decline.excluded.at}))
     held = conn.execute(sa.select(c.c.question_id).join(q, q.c.id == c.c.question_id).where(
         q.c.collection_id == row.id, c.c.annotator == annotator).order_by(c.c.claimed_at, c.c.question_id)).scalars()
     pick = next((qid for qid in held if qid not in judged), None)
@@ -95,8 +103,10 @@ def next_question(conn: Connection, collection: str, annotator: str, *, overlap:
                  and len(taken.get(qid, ())) < overlap]
         if not open_:
             return None
+        declined = set(conn.execute(sa.select(S.declines.c.question_id).join(q, q.c.id == S.declines.c.question_id)
+                                    .where(q.c.collection_id == row.id, S.declines.c.annotator == annotator)).scalars())
         rank = {qid: i for i, qid in enumerate(order)}
-        pick = min(open_, key=lambda qid: (-len(taken.get(qid, ())), rank[qid]))
+        pick = min(open_, key=lambda qid: (qid in declined, -len(taken.get(qid, ())), rank[qid]))
     stmt = S.dialect_insert(conn.dialect.name)(c).values(question_id=pick, annotator=annotator, claimed_at=at,
                                                          expires_at=iso(now + lease))
     conn.execute(stmt.on_conflict_do_update(index_elements=[c.c.question_id, c.c.annotator],

@@ -150,11 +150,28 @@ def test_giving_a_question_back_releases_it_and_passes_it_over(queue):
     assert queue.claims() == {"q2": ["ann"]} and queue.claim_expiry("q0", "ann") is None
     assert queue.next_question("cat") == "q0"  # the seat ann gave back
     assert queue.next_question("ann", give_back="q2") == "q3"
-    # Passed over by that pick only: a question given back earlier comes round again.
+    # A question given back comes round again only when nothing else wants a judge: q2 is the only one left.
     assert queue.next_question("ann", give_back="q3") == "q2"
     queue.set_judgment("q2", "d1", 1, annotator="ann")
     assert queue.next_question("ann", give_back="q3") is None  # nothing else wants a judge
     assert queue.claims() == {"q0": ["cat"], "q2": ["ann"]}  # q3 given back; q2 judged
+
+
+def test_a_question_given_back_stays_last_in_line_for_whoever_gave_it_back(queue):
+    queue.accounts.set_setting("overlap", 2)
+    assert queue.next_question("ann") == "q0"
+    assert queue.next_question("ann", give_back="q0") == "q1"
+    queue.set_judgment("q1", "d1", 2, annotator="ann")
+    # q0 is first in line and nobody holds it, but ann declined it: q2, then q3, then q0 again.
+    assert queue.next_question("ann") == "q2"
+    queue.set_judgment("q2", "d1", 2, annotator="ann")
+    assert queue.next_question("ann") == "q3"
+    queue.set_judgment("q3", "d1", 2, annotator="ann")
+    assert queue.next_question("ann") == "q0"  # nothing else wants ann: offered once more
+    assert queue.next_question("bob") == "q0"  # declining is ann's own; q0 is still first for bob
+    assert rows(queue, "SELECT annotator FROM declines") == [("ann",)]
+    queue.delete_question("q0")
+    assert rows(queue, "SELECT count(*) FROM declines") == [(0,)]  # gone with its question
 
 
 def test_imported_grades_take_no_seat(queue):

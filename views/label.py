@@ -98,5 +98,5 @@ if not read_only and (held := guard(lb.claim_note, s, me, qid)):
     with st.container(horizontal=True, vertical_alignment="center", key="claim-bar"):
         st.caption(held)
         st.button("Give it back", key="give-back", on_click=_next_for_me, args=(qid,), icon=":material/undo:",
-                  help="Release your claim and take the next question that needs a judge (this one is passed over).")
+                  help="Release your claim and take the next question that needs a judge (you are offered this one again only when nothing else needs you).")
 judging(s, me, qid, next(x.status for x in index if x.query_id == qid), path, corp, index, read_only)

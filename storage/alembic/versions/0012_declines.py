@@ -1,0 +1,20 @@
+"""declines of the shared work queue"""
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0012"
+down_revision = "0011"
+
+
+def upgrade() -> None:
+    """A new table (a frozen copy here; storage.schema holds the current one): `declines`, the questions
+    an annotator gave back to the queue, which it then offers them only when nothing else wants them."""
+    v12 = sa.MetaData()
+    sa.Table("questions", v12, sa.Column("id", sa.Integer, primary_key=True))
+    sa.Table("declines", v12,
+             sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True),
+             sa.Column("annotator", sa.Text, primary_key=True),
+             sa.Column("at", sa.Text, nullable=False))
+    v12.create_all(op.get_bind(), tables=[v12.tables["declines"]])
