@@ -16,7 +16,6 @@ app calls what its user declares.
 """
 from __future__ import annotations
 
-import io
 import os
 import re
 import tomllib
@@ -31,6 +30,7 @@ from labeler.corpus import Corpus
 from labeler.errors import ConfigError, InputError
 from labeler.golden import GoldenSet
 from labeler.progress import Progress
+from labeler.runfile import parse_run_bytes
 from labeler.systems import HttpSystem, QueryProbe, RunFileSystem, System
 from labeler.systems.http import DEFAULT_PORTS, host_allowed
 from storage import Store
@@ -197,11 +197,7 @@ def uploaded_run(name: str, data: bytes, golden: GoldenSet) -> System:
     """A TREC run file uploaded in the app, as a system (the same parser as `labeler score`)."""
     if len(data) > MAX_RUN_BYTES:
         raise InputError(f"{name}: the run file is over {MAX_RUN_BYTES >> 20} MB", hint="score it with `labeler score`.")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise InputError(f"{name}: not UTF-8 text", hint="a TREC run file is text: qid Q0 docid rank score tag.") from None
-    return RunFileSystem(io.StringIO(text), name=name, questions=golden.questions())
+    return RunFileSystem(parse_run_bytes(data, source=name), name=name, questions=golden.questions())
 
 
 def run_system(store: Store, actor: Actor, system: System, corpus: Corpus, *, k: int = 100, name: str = "",

@@ -56,8 +56,10 @@ class LineProblem:
     reason: str
 
 
-class GoldenFormatError(InputError):
-    """A golden-set file has one or more bad lines; nothing from it was imported."""
+class BadLinesError(InputError):
+    """A file has one or more bad lines, every one of them reported; nothing from it was used."""
+
+    consequence = "nothing was used."
 
     def __init__(self, path: str | Path | None, problems: list[LineProblem], hint: str | None = None):
         self.problems = list(problems)
@@ -82,7 +84,19 @@ class GoldenFormatError(InputError):
         shown = lines[:max_shown]
         if len(lines) > max_shown:
             shown.append(f"... and {len(lines) - max_shown} more")
-        return "\n".join(shown) + f"\n{len(self.problems)} bad lines; nothing was imported.{hint}"
+        return "\n".join(shown) + f"\n{len(self.problems)} bad lines; {self.consequence}{hint}"
+
+
+class GoldenFormatError(BadLinesError):
+    """A golden-set file has one or more bad lines; nothing from it was imported."""
+
+    consequence = "nothing was imported."
+
+
+class RunFormatError(BadLinesError, RunFileError):
+    """A TREC run file has one or more bad lines; nothing from it was scored."""
+
+    consequence = "nothing was scored."
 
 
 class ConfigError(LabelerError):

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import IO
 
-from labeler.errors import InputError, RunFileError
+from labeler.errors import InputError, LineProblem, RunFileError, RunFormatError
 from labeler.ids import ID_HINT, id_problem
 from labeler.jsonlines import require_file, write_text_atomic
 from labeler.metrics.rankings import Run, trec_ranked
@@ -40,14 +40,16 @@ def _problem(fields: list[str]) -> tuple[str, str] | None:
     return None
 
 
-def parse_run(text: str, *, source: str | None = None) -> Run:
+def parse_run(text: str, *, source: str | None = None,
+              undecodable: tuple[int, ...] = ()) -> Run:
     """Parse TREC run text into `{query_id: {doc_id: score}}` (query and doc order kept).
 
-    Raises RunFileError naming the first bad line (and how many more there are).
+    Raises RunFormatError listing every bad line (`undecodable`: numbers of lines that were not
+    UTF-8, blanked in `text` by the reader), with the hints they need; RunFileError for no lines.
     """
     run: dict[str, dict[str, float]] = {}
     first_seen: dict[tuple[str, str], int] = {}
-    problems: list[tuple[int, str, str]] = []
+    problems: list[tuple[int, str, str]] = [(n, "not UTF-8 text", "save the run file as UTF-8.") for n in undecodable]
     # Fields are separated by spaces and tabs only, as trec_eval splits them: other whitespace
     # (U+00A0, U+2028, a form feed) stays inside its field, where the id policy refuses it.
     for number, line in enumerate(text.split("\n"), start=1):
@@ -70,9 +72,9 @@ def parse_run(text: str, *, source: str | None = None) -> Run:
         first_seen[query_id, doc_id] = number
         ranking[doc_id] = float(fields[4])
     if problems:
-        number, reason, hint = problems[0]
-        more = f" (and {len(problems) - 1} more bad lines)" if len(problems) > 1 else ""
-        raise RunFileError(reason + more, path=source, line=number, hint=hint)
+        problems.sort()
+        hints = " ".join(dict.fromkeys(hint for _, _, hint in problems))
+        raise RunFormatError(source, [LineProblem(n, reason) for n, reason, _ in problems], hint=hints)
     if not run:
         raise RunFileError("no run lines found", path=source,
                            hint="a run file lists retrieved documents, " + RUN_FORMAT_HINT)
@@ -105,12 +107,23 @@ def read_run(source: str | Path | IO[str]) -> Run:
     except OSError as exc:
         raise RunFileError(f"cannot read the run file: {exc.strerror or exc}", path=path,
                            hint="check the file's permissions.") from None
+    return parse_run_bytes(data, source=str(path))
+
+
+def parse_run_bytes(data: bytes, *, source: str | None = None) -> Run:
+    """Parse run file bytes; a line that is not UTF-8 is reported with the other bad lines."""
     try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise RunFileError("not UTF-8 text", path=path, line=data.count(b"\n", 0, exc.start) + 1,
-                           hint="save the run file as UTF-8.") from None
-    return parse_run(text, source=str(path))
+        return parse_run(data.decode("utf-8"), source=source)
+    except UnicodeDecodeError:
+        pass
+    lines, undecodable = [], []
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            lines.append(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            lines.append("")
+            undecodable.append(number)
+    return parse_run("\n".join(lines), source=source, undecodable=tuple(undecodable))
 
 
 def write_run(path: str | Path, run: Mapping[str, Mapping[str, float]], *, tag: str = "labeler") -> None:

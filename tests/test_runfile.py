@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from labeler.errors import InputError, RunFileError
+from labeler.errors import InputError, RunFileError, RunFormatError
 from labeler.runfile import parse_run, read_run, serialize_run, write_run
 
 SEED_TREC = """\
@@ -62,6 +62,19 @@ def test_parse_run_names_file_line_reason_and_hint(text, line, reason):
 def test_parse_run_counts_further_bad_lines():
     with pytest.raises(RunFileError, match=r"\(and 2 more bad lines\)"):
         parse_run("a\nb\nc\n")
+
+
+def test_every_bad_line_is_reported_with_the_hints_it_needs():
+    text = "q Q0 d1 1 0.9 t\nq Q0 d2 2 abc t\nshort\nq Q0 #d 4 0.1 t\nq Q0 d1 5 0.2 t\n"
+    with pytest.raises(RunFormatError) as info:
+        parse_run(text, source="run.trec")
+    assert [(p.line, p.reason.split(" (")[0].split(",")[0]) for p in info.value.problems] == [
+        (2, "score 'abc' is not a number"), (3, "expected 6 fields"), (4, "doc id '#d' starts with '#'"),
+        (5, "document 'd1' is listed twice for query 'q'")]
+    summary = info.value.summary()
+    assert summary.splitlines()[:4] == [f"run.trec:{p.line}: {p.reason}" for p in info.value.problems]
+    assert summary.splitlines()[4].startswith("4 bad lines; nothing was scored. Hint: each line must be")
+    assert summary.count("each line must be") == 1 and "trec_eval refuses duplicate documents" in summary
 
 
 def test_parse_run_same_doc_for_two_queries_is_fine():
@@ -126,6 +139,16 @@ def test_read_run_non_utf8_names_line(tmp_path):
     with pytest.raises(RunFileError) as info:
         read_run(path)
     assert info.value.line == 2 and "UTF-8" in str(info.value)
+
+
+def test_read_run_reports_lines_that_are_not_utf8_beside_the_other_bad_lines(tmp_path):
+    path = tmp_path / "run.trec"
+    path.write_bytes(b"q Q0 d\xff 1 1 t\nq Q0 d2 2 x t\nq Q0 d3 3 0.5 t\nq Q0 \xfe 4 0.1 t\n")
+    with pytest.raises(RunFormatError) as info:
+        read_run(path)
+    assert [(p.line, p.reason) for p in info.value.problems] == [
+        (1, "not UTF-8 text"), (2, "score 'x' is not a number"), (4, "not UTF-8 text")]
+    assert "save the run file as UTF-8" in info.value.summary()
 
 
 def test_write_run_then_read_run(tmp_path):

@@ -125,3 +125,18 @@ def test_label_page_pools_candidates_from_a_saved_system_too(app_home, endpoint)
     sy.delete_system(store, ADMIN, "acme")
     at.run()  # picked, then deleted: no longer offered, and the pool is dense and BM25 again
     assert not at.exception and "acme #" not in " ".join(m.value for m in at.markdown)
+
+
+def test_an_uploaded_run_lists_every_bad_line_on_the_page(tmp_path):
+    """The Evaluate page's upload uses the CLI's parser and shows every bad line, not the first."""
+    from labeler.errors import RunFormatError
+    from labeler.golden import GoldenSet
+    from views._common import said
+
+    data = b"q-0001 Q0 leave-001 1 0.9 t\nq-0001 Q0 leave-002 2 high t\nq-0001 Q0 \xff 3 0.1 t\nshort\n"
+    with pytest.raises(RunFormatError) as info:
+        sy.uploaded_run("mine.trec", data, GoldenSet([]))
+    shown = said(info.value).split("  \n")
+    assert shown[:3] == ["mine.trec:2: score 'high' is not a number", "mine.trec:3: not UTF-8 text",
+                         "mine.trec:4: expected 6 fields (query_id Q0 doc_id rank score tag), found 1"]
+    assert shown[3].startswith("3 bad lines; nothing was scored. Hint:")

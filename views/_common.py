@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 from app.access import Actor
-from labeler.errors import LabelerError
+from labeler.errors import BadLinesError, LabelerError
 
 T = TypeVar("T")
 
@@ -34,12 +34,17 @@ class Keys:
     HOLES = "holes_run"  # the saved run whose unjudged top-k documents the Label page shows first
 
 
+def said(exc: LabelerError) -> str:
+    """What the user reads: a file with bad lines lists them (the first 20), one per line."""
+    return exc.summary().replace("\n", "  \n") if isinstance(exc, BadLinesError) else str(exc)
+
+
 def guard(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Call `fn`; a LabelerError is shown to the user and stops the page (anything else is a bug)."""
     try:
         return fn(*args, **kwargs)
     except LabelerError as exc:
-        st.error(str(exc))
+        st.error(said(exc))
         st.stop()
         raise  # unreachable: st.stop raises
 
@@ -59,7 +64,7 @@ def act(fn: Callable[..., Any], *args: Any, success: str | None = None, slot: st
     try:
         result = fn(*args, **kwargs)
     except LabelerError as exc:
-        flash(str(exc), slot=slot)
+        flash(said(exc), slot=slot)
         return False
     except Exception as exc:  # noqa: BLE001 - team mode: never a traceback in the browser
         if recheck is None:
