@@ -222,6 +222,46 @@ def test_gate_on_run_files_with_golden(saved, tmp_path):
     assert result.exit_code == 1 and result.output.startswith("FAIL ndcg@20 dropped")
 
 
+def test_gate_fails_when_new_leaves_out_questions_base_scores(saved, tmp_path):
+    """A system that fails on the hard questions, or a report cut short, must not pass on the rest."""
+    base = saved("base", run_text(base_ranks()))
+    report = json.loads((tmp_path / "base.json").read_text(encoding="utf-8"))
+    for q in ("q3", "q7"):  # as `labeler eval --system` saves them: left out, listed with the error
+        del report["per_query"][q]
+    report["settings"]["failed"] = {"q3": "timeout: no answer in 10 s", "q7": "http_status: HTTP 500"}
+    del report["per_query"]["q9"]  # and one more simply missing
+    new = tmp_path / "new.json"
+    new.write_text(json.dumps(report), encoding="utf-8")
+    result = invoke("compare", base, new, "--fail-if-worse", "ndcg@10")
+    assert result.exit_code == 1, result.output
+    first, second = result.output.strip().splitlines()
+    assert first == ("FAIL NEW leaves out 3 of the questions BASE scores: 2 failed in NEW (first: q3 — timeout: no "
+                     "answer in 10 s); 1 not in NEW's report (first: q9); a mean over the rest vouches for none of "
+                     "them. Hint: fix what failed, or score NEW on the same golden set.")
+    assert second.startswith("ndcg@10 did not drop: ") and "over 297 questions (3 not in both left out)" in second
+    data = json.loads(invoke("compare", base, new, "--fail-if-worse", "ndcg@10", "--json").stdout)["gate"]
+    assert data["passed"] is False and data["lost"] == ["q3", "q7", "q9"]
+    assert data["failed_in_new"] == {"q3": "timeout: no answer in 10 s", "q7": "http_status: HTTP 500"}
+    # NEW scoring questions BASE does not (the golden set grew) fails nothing.
+    assert invoke("compare", new, base, "--fail-if-worse", "ndcg@10").output.startswith("PASS ")
+
+
+def test_gate_notes_questions_judged_differently(saved, tmp_path):
+    base = saved("base", run_text(base_ranks()))
+    golden = tmp_path / "golden.jsonl"
+    lines = golden.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[4])
+    first["relevance"]["q4-n1"] = 1  # q4 gains a relevant document
+    golden.write_text("\n".join([*lines[:4], json.dumps(first), *lines[5:]]) + "\n", encoding="utf-8")
+    new = saved("new", run_text(base_ranks()))
+    result = invoke("compare", base, new, "--fail-if-worse", "ndcg@10")
+    assert result.exit_code == 0, result.output
+    assert result.output.strip().splitlines()[1] == (
+        "Note: 1 question was judged differently for BASE and NEW (first: q4): the change mixes the system with "
+        "the golden set. Hint: score both runs against one golden set, e.g. `labeler compare BASE.trec NEW.trec "
+        "--golden GOLDEN`.")
+
+
 @pytest.mark.parametrize("p, alpha, expected", [
     (0.41, 0.05, "0.41"), (0.0004, 0.05, "0.0004"), (1 / 10_001, 0.05, "0.0001"), (0.049995, 0.05, "0.04999"),
     (0.05, 0.05, "0.05"), (1.0, 0.05, "1.00"),

@@ -1,6 +1,9 @@
 """A noise-aware CI gate on two saved reports (BASE, the baseline, and NEW): fail when NEW's mean of
-one metric is lower AND the paired randomization test says the drop is not noise (p < alpha), or
-when the judged@k the metric rests on is below a floor (its number cannot be trusted).
+one metric is lower AND the paired randomization test says the drop is not noise (p < alpha), when
+the judged@k the metric rests on is below a floor (its number cannot be trusted), or when NEW leaves
+out questions BASE scores (its system failed on them, or its report is cut short): a mean over fewer
+questions vouches for none of the rest. Questions judged differently in the two reports (the golden
+set changed between them) are named in a note: the difference then mixes system and judgments.
 
     gate(base, new, "ndcg@10", alpha=0.05, min_judged=0.8) -> Gate
 
@@ -10,7 +13,8 @@ questions scored in both reports, with a fixed seed, so a gate run is reproducib
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -38,6 +42,9 @@ class Gate:
     judged_base: float | None = None    # mean judged@k over the paired questions
     judged_new: float | None = None
     unpaired: int = 0                   # questions scored in only one of the reports
+    lost: tuple[str, ...] = ()          # questions BASE scores and NEW does not
+    failed_new: Mapping[str, str] = field(default_factory=dict)  # NEW's failed questions: query id -> error
+    rejudged: tuple[str, ...] = ()      # questions both score whose text or relevant count differs
 
     @property
     def low_judged(self) -> tuple[str, ...]:
@@ -49,8 +56,8 @@ class Gate:
 
     @property
     def passed(self) -> bool:
-        """True when neither a significant drop nor low coverage failed the gate."""
-        return not self.dropped and not self.low_judged
+        """True when no check failed: no significant drop, no low coverage, no question left out."""
+        return not self.dropped and not self.low_judged and not self.lost
 
     def lines(self) -> list[str]:
         """One or two plain lines saying which check decided: the metric, then coverage if it failed."""
@@ -64,17 +71,44 @@ class Gate:
             metric = f"{self.metric} {change} is within noise: p={p} ≥ {self.alpha:g} {over}"
         else:
             metric = f"{self.metric} did not drop: {change}, p={p} {over}"
-        if not self.low_judged:
+        return self._failures(metric) + self._notes()
+
+    def _failures(self, metric: str) -> list[str]:
+        """The metric's line (PASS when nothing failed) with each failed check: the deciding one first."""
+        failed = [line for line in (self._lost_line(), self._low_judged_line()) if line]
+        if not failed:
             coverage = "" if self.judged_base is None or self.judged_new is None else (
                 f"; {self.coverage_metric} {self.judged_base:.2f} → {self.judged_new:.2f}")
             return [metric + coverage if self.dropped else f"PASS {metric}{coverage}"]
+        return [metric, *failed] if self.dropped else [*failed, metric]
+
+    def _lost_line(self) -> str:
+        if not self.lost:
+            return ""
+        failed = [q for q in self.lost if q in self.failed_new]
+        absent = [q for q in self.lost if q not in self.failed_new]
+        parts = ([f"{len(failed)} failed in NEW (first: {failed[0]} — {self.failed_new[failed[0]]})"] if failed else []) + \
+                ([f"{len(absent)} not in NEW's report (first: {absent[0]})"] if absent else [])
+        return (f"FAIL NEW leaves out {len(self.lost)} of the questions BASE scores: {'; '.join(parts)}; a mean over "
+                f"the rest vouches for none of them. Hint: fix what failed, or score NEW on the same golden set.")
+
+    def _low_judged_line(self) -> str:
+        if not self.low_judged:
+            return ""
         sides = " and ".join(f"{side} {self.judged_base if side == 'BASE' else self.judged_new:.4f}"
                              for side in self.low_judged)
         k = self.coverage_metric.split("@")[1]
-        low = (f"FAIL {self.coverage_metric} below --min-judged {self.min_judged:g}: {sides}; {self.metric} counts "
-               f"unjudged documents as not relevant. Hint: judge the unlabelled documents in the top {k} "
-               f"(or lower --min-judged).")
-        return [metric, low] if self.dropped else [low, metric]
+        return (f"FAIL {self.coverage_metric} below --min-judged {self.min_judged:g}: {sides}; {self.metric} counts "
+                f"unjudged documents as not relevant. Hint: judge the unlabelled documents in the top {k} "
+                f"(or lower --min-judged).")
+
+    def _notes(self) -> list[str]:
+        if not self.rejudged:
+            return []
+        n = len(self.rejudged)
+        return [f"Note: {n} question{'s were' if n != 1 else ' was'} judged differently for BASE and NEW (first: "
+                f"{self.rejudged[0]}): the change mixes the system with the golden set. Hint: score both runs "
+                f"against one golden set, e.g. `labeler compare BASE.trec NEW.trec --golden GOLDEN`."]
 
     def to_dict(self) -> dict[str, Any]:
         """JSON shape of the `gate` entry of `labeler compare --json`."""
@@ -84,7 +118,9 @@ class Gate:
                 "p_value": self.comparison.p_value, "questions": self.comparison.n, "unpaired": self.unpaired,
                 "coverage_metric": self.coverage_metric, "min_judged": self.min_judged,
                 "judged_base": finite_or_none(self.judged_base), "judged_new": finite_or_none(self.judged_new),
-                "low_judged": list(self.low_judged), "lines": self.lines()}
+                "low_judged": list(self.low_judged), "lost": list(self.lost),
+                "failed_in_new": {q: self.failed_new[q] for q in self.lost if q in self.failed_new},
+                "judged_differently": list(self.rejudged), "lines": self.lines()}
 
 
 def _signed(x: float) -> str:
@@ -158,5 +194,16 @@ def gate(base: EvalReport, new: EvalReport, metric: str, *, alpha: float = DEFAU
     return Gate(metric=name, alpha=alpha, comparison=result,
                 dropped=bool(result.mean_difference < 0 and result.p_value < alpha),
                 coverage_metric=None if judged is None else str(judged), min_judged=min_judged,
-                judged_base=judged_means["BASE"], judged_new=judged_means["NEW"], unpaired=unpaired)
+                judged_base=judged_means["BASE"], judged_new=judged_means["NEW"], unpaired=unpaired,
+                lost=tuple(q for q in values_base if q not in values_new),
+                failed_new=dict((new.settings or {}).get("failed") or {}), rejudged=_rejudged(base, new, shared))
+
+
+def _rejudged(base: EvalReport, new: EvalReport, shared: list[str]) -> tuple[str, ...]:
+    """Shared questions whose text or number of relevant documents differs between the reports."""
+    def differs(q: str) -> bool:
+        a, b = base.per_query[q], new.per_query[q]
+        text_a, text_b = base.questions.get(q), new.questions.get(q)
+        return a.num_relevant != b.num_relevant or (text_a is not None and text_b is not None and text_a != text_b)
+    return tuple(q for q in shared if differs(q))
 
