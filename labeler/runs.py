@@ -92,11 +92,12 @@ def evaluate_retriever(golden: GoldenSet, retriever: "Retriever", config: "RunCo
 def evaluate_system(golden: GoldenSet, system: "System", *, k: int = 100, corpus: "Corpus | None" = None,
                     cutoffs: Iterable[int] = DEFAULT_CUTOFFS, extra: Iterable[str] = (), min_grade: int = 1,
                     stale: str = "include", progress: Progress | None = None,
-                    ) -> tuple["SystemRun", EvalReport]:
+                    abstain_threshold: float | None = None) -> tuple["SystemRun", EvalReport]:
     """Ask any system (an endpoint, a callable, a run file, the built-in pipeline) for every golden
     question and score what it answered. A question the system failed on is not scored as a miss:
     it is left out, and the report lists it with the error (settings["failed"]). With `corpus`,
-    stale judgments are counted (and included, excluded or refused) as for the built-in pipeline."""
+    stale judgments are counted (and included, excluded or refused) as for the built-in pipeline.
+    `abstain_threshold` is on the system's own score scale (its top hit's score), as for a run file."""
     found = None
     if corpus is not None:
         golden, found = apply_stale_policy(golden, corpus, stale)
@@ -108,12 +109,14 @@ def evaluate_system(golden: GoldenSet, system: "System", *, k: int = 100, corpus
         raise InputError(f"{system.name}: no question answered ({answered.summary()})",
                          hint=f"first error: {first.message}" if first else "check the system's declaration.")
     scored = GoldenSet(tuple(q for q in golden.queries if q.query_id not in failed))
-    report = score_run(scored, answered.run(), cutoffs=cutoffs, extra=extra, min_grade=min_grade)
+    report = score_run(scored, answered.run(), cutoffs=cutoffs, extra=extra, min_grade=min_grade,
+                       abstain_threshold=abstain_threshold)
     settings = {**report.settings, "system": system.describe(),
                 "failed": {q: f"{e.kind}: {e.message}" for q, e in failed.items()}}
     if found is not None:
         settings["stale"] = stale_settings(found, stale)
-    return answered, dataclasses.replace(report, settings=settings)
+    counts = {**report.counts, "questions": len(golden.queries), "failed": len(failed)}
+    return answered, dataclasses.replace(report, settings=settings, counts=counts)
 
 
 def failed_line(report: EvalReport) -> str:

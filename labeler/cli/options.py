@@ -57,6 +57,9 @@ _KEYS = ("model", "template", "chunking", "chunk_size", "chunk_overlap", "chunk_
          "rerank_top", "abstain_threshold")
 
 
+PIPELINE_ONLY = frozenset(_KEYS) - {"abstain_threshold"}  # what another system (eval --system) has no use for
+
+
 def config_from_options(kwargs: dict, *, k: int | None = None) -> RunConfig:
     """Pop the config options out of a command's kwargs and build the RunConfig."""
     o = {key: kwargs.pop(key) for key in _KEYS if key in kwargs}

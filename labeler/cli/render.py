@@ -59,6 +59,17 @@ def _coverage_cell(report, metric: str) -> str:
     return _fmt(report.metrics.get(name) if name else None).strip()
 
 
+def _failed_lines(failed: dict[str, str], shown: int = 20) -> list[str]:
+    """The questions the system failed on, each with its error: left out of every mean, never a miss."""
+    if not failed:
+        return []
+    lines = [f"{len(failed)} questions failed and were not scored (left out of every mean, not counted as misses):"]
+    lines += [f"  {q}  {error}" for q, error in list(failed.items())[:shown]]
+    if len(failed) > shown:
+        lines.append(f"  ... and {len(failed) - shown} more (all of them in --json, settings.failed)")
+    return lines
+
+
 def render_report(report, *, cutoffs: Sequence[int], worst_by: str | None = None, n_worst: int = 5) -> str:
     """The table printed without --json: means with CIs, per type, worst questions, abstention."""
     c = report.counts
@@ -72,6 +83,7 @@ def render_report(report, *, cutoffs: Sequence[int], worst_by: str | None = None
     ]
     if c.get("no_relevant"):
         out.append(f"{c['no_relevant']} scored questions have no relevant document (they score 0)")
+    out += _failed_lines((report.settings or {}).get("failed") or {})
     out.append("")
     rows = [(m, _fmt(report.metrics[m]), f"[{_fmt(report.ci95[m][0]).strip()}, {_fmt(report.ci95[m][1]).strip()}]",
              _coverage_cell(report, m)) for m in metric_rows(report.measures)]

@@ -17,7 +17,7 @@ from typing import Any
 import click
 
 from labeler.cli import EXIT_BAR_MISSED, EXIT_OK, cli, handle_errors
-from labeler.cli.options import config_options
+from labeler.cli.options import PIPELINE_ONLY, config_options
 from labeler.cli.params import CUTOFFS_TEXT, cutoffs_options, depth_option, parse_bars, resolve_cutoffs
 from labeler.cli.render import missed_bars, render_comparison, render_report
 from labeler.errors import InputError
@@ -133,7 +133,10 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
     from labeler.runs import evaluate_retriever, evaluate_system, failed_line
 
     ks, bars = resolve_cutoffs(cutoffs, None), parse_bars(fail_under)
+    if system_source is not None:
+        _refuse_pipeline_options(click.get_current_context(), system_source)
     golden_set = read_golden(golden, keep_scale=keep_scale)
+    abstain_threshold = options.get("abstain_threshold")
     config = config_from_options(options, k=depth)
     if max(ks) > config.k:
         click.echo(f"note: cutoff {max(ks)} is deeper than the {config.k} documents retrieved "
@@ -145,7 +148,7 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
         try:
             answered, report = evaluate_system(golden_set, system, k=config.k, corpus=load_corpus(corpus), cutoffs=ks,
                                                extra=_extra([*metrics, *(m for m, _ in bars)]), min_grade=min_grade,
-                                               stale=stale, progress=bar)
+                                               stale=stale, progress=bar, abstain_threshold=abstain_threshold)
         finally:
             bar.close()
             system.close()
@@ -164,7 +167,7 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
     if line := stale_line(report.settings):
         click.echo(f"warning: {line}", err=True)
     if save_run:
-        write_run(save_run, run, tag=f"labeler-{config.config_hash}")
+        write_run(save_run, run, tag=_run_tag(system) if system is not None else f"labeler-{config.config_hash}")
     described = system.describe() if system is not None else None
     if as_json:
         _emit_json({**report.to_dict(), "corpus": str(corpus), "golden": str(golden),
@@ -200,6 +203,27 @@ def _system(source: str, db_url: str | None):
                          hint=f"saved systems: {', '.join(sorted(saved)) or '(none)'}; or give a .toml/.json "
                               "declaration, a TREC run file or package.module:function.")
     return system_from_dict(saved[source]["declaration"], source=f"saved system {source!r}")
+
+
+def _refuse_pipeline_options(ctx: click.Context, source: str) -> None:
+    """The built-in pipeline's options (all but -k and --abstain-threshold) mean nothing to another
+    system: given with --system, they are refused rather than silently ignored."""
+    from click.core import ParameterSource
+
+    from labeler.errors import ConfigError
+
+    given = [p for p in ctx.command.params if p.name in PIPELINE_ONLY
+             and ctx.get_parameter_source(p.name) not in (None, ParameterSource.DEFAULT)]
+    if given:
+        names = ", ".join(p.opts[0] for p in given)
+        raise ConfigError(f"{names} set{'s' if len(given) == 1 else ''} up the built-in pipeline; --system {source} "
+                          "retrieves on its own", hint="leave them out, or leave out --system to score the pipeline.")
+
+
+def _run_tag(system) -> str:
+    """A run tag naming the system that made the run (TREC tags hold no whitespace)."""
+    name = "".join(c if c.isalnum() or c in "-_.:" else "-" for c in system.name) or system.kind
+    return f"{system.kind}-{name}"
 
 
 @cli.command("compare")
