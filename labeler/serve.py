@@ -13,8 +13,8 @@ server listens. Requests:
               "config_hash": "...", "corpus_fingerprint": "sha256:...", "searches": 0, "batches": 0}
 
 Errors are JSON too, `{"error": "<one line>"}`, never a traceback: 400 a malformed request (body not
-JSON, "query" missing or empty, k not a whole number in 1..1000, unknown body keys, no
-Content-Length), 404 an unknown path, 405 a method the path does not take, 413 a body over 64 KiB,
+JSON or nested too deeply, "query" missing or empty or holding an unpaired surrogate, a query
+string that is not UTF-8, k not a whole number in 1..1000, unknown body keys, no Content-Length), 404 an unknown path, 405 a method the path does not take, 413 a body over 64 KiB,
 500 an unexpected error (its traceback goes to the server's error log under the incident id
 quoted). Content type is `application/json; charset=utf-8`; HTTP/1.1 keep-alive.
 
@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import json
 import queue
+import re
+import sys
 import threading
 import time
 import urllib.parse
@@ -52,6 +54,8 @@ BATCH_WINDOW = 0.005  # seconds a batch may wait for the searches of other activ
 ACTIVE_SECONDS = 0.5
 _DRAIN_LIMIT = 16 * MAX_BODY
 _BODY_KEYS = ("query", "k")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SHOWN_VALUE = 40  # characters of a bad value quoted back in an error
 
 
 class BadRequest(Exception):
@@ -173,22 +177,57 @@ class SearchService:
                 "took_ms": round((time.perf_counter() - t0) * 1000, 3)}
 
 
+def _shown(value: Any) -> str:
+    """A client's value as quoted in an error: its repr, cut short (a k may be thousands of digits)."""
+    text = repr(value)
+    return text if len(text) <= _SHOWN_VALUE else text[:_SHOWN_VALUE - 3] + "..."
+
+
+def whole_number(text: str, max_digits: int = 18) -> int | None:
+    """`text` as an int when it is ASCII digits (spaces around allowed), else None.
+
+    str.isdigit() alone is not enough: "\u00b2" (superscript two) passes it and int() then raises.
+    """
+    text = text.strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > max_digits:
+        return None
+    return int(text)
+
+
 def parse_k(value: Any, default: int) -> int:
     """The request's k: a whole number in 1..MAX_K (default when absent); BadRequest otherwise."""
     if value is None:
         return default
-    if isinstance(value, str) and value.strip().isdigit():
-        value = int(value.strip())
+    if isinstance(value, str) and (number := whole_number(value)) is not None:
+        value = number
     if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_K:
-        raise BadRequest(400, f"k must be a whole number from 1 to {MAX_K}, got {value!r}")
+        raise BadRequest(400, f"k must be a whole number from 1 to {MAX_K}, got {_shown(value)}")
     return value
 
 
 def parse_query(value: Any) -> str:
-    """The request's question: a non-empty string; BadRequest otherwise."""
+    """The request's question: a non-empty string of real characters; BadRequest otherwise.
+
+    JSON lets a string hold a lone "\\ud800" escape; Python keeps it as an unpaired surrogate,
+    which is not text (it cannot be encoded as UTF-8) and the tokenizer raises TypeError on it.
+    """
     if not isinstance(value, str) or not value.strip():
         raise BadRequest(400, 'the request needs a non-empty "query" string (GET: ?q=...)')
+    if match := _SURROGATE.search(value):
+        raise BadRequest(400, f'the "query" holds an unpaired UTF-16 surrogate ({_shown(match.group())[1:-1]} at '
+                              f"character {match.start()}), which is not text; send the question as valid Unicode")
     return value
+
+
+def parse_search_url(query_string: str, default_k: int) -> tuple[str, int]:
+    """(query, k) from a GET /search query string; BadRequest for anything malformed."""
+    try:  # strict: "%ED%A0%80" (an encoded surrogate) must not become three replacement characters
+        params = urllib.parse.parse_qs(query_string, keep_blank_values=True, errors="strict")
+    except UnicodeDecodeError as exc:
+        raise BadRequest(400, f"the query string is not UTF-8 once percent-decoded ({exc.reason} at byte "
+                              f"{exc.start}); percent-encode the question's UTF-8 bytes") from None
+    query = parse_query((params.get("q") or params.get("query") or [None])[0])
+    return query, parse_k((params.get("k") or [None])[0], default_k)
 
 
 def parse_body(raw: bytes, default_k: int) -> tuple[str, int]:
@@ -197,11 +236,18 @@ def parse_body(raw: bytes, default_k: int) -> tuple[str, int]:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BadRequest(400, f"the body is not JSON: {exc}") from None
+    except RecursionError:  # 64 KiB of "[" is valid-looking JSON deeper than the parser's stack
+        raise BadRequest(400, "the body nests arrays or objects too deeply; send a flat "
+                              '{"query": "...", "k": 10}') from None
+    except ValueError:  # an integer past Python's digit limit (int_max_str_digits)
+        raise BadRequest(400, f"the body holds a number too long to read (over {sys.get_int_max_str_digits():,} "
+                              "digits); k is a whole number from 1 to 1000") from None
     if not isinstance(data, dict):
         raise BadRequest(400, 'the body must be a JSON object like {"query": "...", "k": 10}')
     unknown = sorted(set(data) - set(_BODY_KEYS))
     if unknown:
-        raise BadRequest(400, f"unknown key(s) {', '.join(map(repr, unknown))}; the body takes \"query\" and \"k\"")
+        shown = ", ".join(map(_shown, unknown[:5])) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+        raise BadRequest(400, f"unknown key(s) {shown}; the body takes \"query\" and \"k\"")
     return parse_query(data.get("query")), parse_k(data.get("k"), default_k)
 
 
@@ -231,7 +277,8 @@ class SearchHandler(BaseHTTPRequestHandler):
         return self.server.access_log
 
     def _send_json(self, status: int, payload: dict[str, Any]) -> None:
-        body = json.dumps(payload, ensure_ascii=False).encode("utf-8")
+        # backslashreplace: a stray surrogate in a message becomes a JSON "\\udxxx" escape, never a failed reply
+        body = json.dumps(payload, ensure_ascii=False).encode("utf-8", "backslashreplace")
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
@@ -277,9 +324,7 @@ class SearchHandler(BaseHTTPRequestHandler):
                 self._send_json(200, self.service.health())
                 return
             if method == "GET":
-                params = urllib.parse.parse_qs(url.query, keep_blank_values=True)
-                query = parse_query((params.get("q") or params.get("query") or [None])[0])
-                k = parse_k((params.get("k") or [None])[0], self.default_k)
+                query, k = parse_search_url(url.query, self.default_k)
             else:
                 query, k = parse_body(self._read_body(), self.default_k)
             self._send_json(200, self.service.answer(query, k))
@@ -300,18 +345,19 @@ class SearchHandler(BaseHTTPRequestHandler):
         if self.headers.get("Transfer-Encoding"):
             self.close_connection = True
             raise BadRequest(400, "send the body with a Content-Length, not chunked")
-        length = self.headers.get("Content-Length")
-        if length is None or not length.strip().isdigit():
+        length = self.headers.get("Content-Length") or ""
+        size = whole_number(length)  # None: not ASCII digits, or more digits than any real body has
+        if size is None and not (length.strip().isascii() and length.strip().isdigit()):
             self.close_connection = True
-            raise BadRequest(400, "a POST needs a Content-Length header")
-        size = int(length)
-        if size > MAX_BODY:
-            if size <= _DRAIN_LIMIT:  # read and drop it, so the client reads the 413 rather than a reset
+            raise BadRequest(400, "a POST needs a Content-Length header (the body's size in bytes)")
+        if size is None or size > MAX_BODY:
+            if size is not None and size <= _DRAIN_LIMIT:  # read and drop it: the client reads the 413, not a reset
                 left = size
                 while left > 0 and (chunk := self.rfile.read(min(left, MAX_BODY))):
                     left -= len(chunk)
             self.close_connection = True
-            raise BadRequest(413, f"the body is {size:,} bytes; the limit is {MAX_BODY:,}")
+            shown = f"{size:,} bytes" if size is not None else f"a {len(length.strip()):,}-digit number of bytes"
+            raise BadRequest(413, f"the body is {shown}; the limit is {MAX_BODY:,}")
         return self.rfile.read(size)
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's naming
@@ -349,8 +395,6 @@ class SearchServer(ThreadingHTTPServer):
 
     def handle_error(self, request, client_address) -> None:
         """A client that hung up is not an error; anything else goes to the error log."""
-        import sys
-
         exc = sys.exc_info()[1]
         if exc is not None and not isinstance(exc, (ConnectionError, TimeoutError)):
             record_bug(exc, f"labeler serve connection from {client_address[0]}")

@@ -22,7 +22,7 @@ from labeler.cli import cli
 from labeler.config import RunConfig
 from labeler.evaluation.evaluate import evaluate_golden
 from labeler.golden import read_golden
-from labeler.serve import MAX_BODY, SearchService, make_server, open_service
+from labeler.serve import MAX_BODY, BadRequest, SearchService, make_server, open_service, parse_body, parse_k, parse_query
 from labeler.systems import BuiltinSystem, HttpSystem
 
 ENDPOINT = {"name": "labeler-serve", "method": "POST", "body": {"query": "{query}", "k": "{k}"},
@@ -120,6 +120,11 @@ def test_serve_health_reports_the_loaded_pipeline(served):
     ("POST", "/search", {"query": "hotel", "k": True}, 400, "got True"),
     ("POST", "/search", {"q": "hotel"}, 400, "unknown key(s) 'q'"),
     ("POST", "/search", b"x" * (MAX_BODY + 1), 413, "the limit is 65,536"),
+    ("POST", "/search", b"[" * 30000, 400, "nests arrays or objects too deeply"),
+    ("POST", "/search", b'{"query": "\\ud800", "k": 2}', 400, "unpaired UTF-16 surrogate"),
+    ("POST", "/search", b'{"query": "hotel", "k": ' + b"9" * 5000 + b"}", 400, "a number too long"),
+    ("GET", "/search?q=%ED%A0%80", None, 400, "not UTF-8"),
+    ("GET", "/search?q=hotel&k=%C2%B2", None, 400, "k must be a whole number from 1 to 1000, got '\u00b2'"),
 ])
 def test_serve_errors_are_one_line_json(local, method, path, payload, status, message):
     content = payload if isinstance(payload, bytes) else None if payload is None else json.dumps(payload).encode()
@@ -127,6 +132,39 @@ def test_serve_errors_are_one_line_json(local, method, path, payload, status, me
     assert response.status_code == status
     assert response.headers["content-type"] == "application/json; charset=utf-8"
     assert message in response.json()["error"] and "Traceback" not in response.text
+    assert "\n" not in response.json()["error"] and len(response.json()["error"]) < 300
+    assert httpx.post(local + "/search", json={"query": "hotel", "k": 1}).status_code == 200  # still serving
+
+
+@pytest.mark.parametrize("raw, message", [
+    (b"[" * 30000, "nests arrays or objects too deeply"),  # json.loads: RecursionError
+    (b'{"query": "\\udc80 tail"}', "unpaired UTF-16 surrogate"),  # the tokenizer: TypeError
+    (b'{"query": "a", "k": ' + b"1" * 4301 + b"}", "a number too long"),  # int(): ValueError
+    (b'{"query": "a", "k": "\\u00b3"}', "got '\u00b3'"),  # "\u00b3".isdigit() but int() refuses it
+    (b'{"query": "a", "k": "' + b"7" * 5000 + b'"}', "got '7777"),
+])
+def test_serve_parse_body_refuses_what_the_parser_or_model_would_crash_on(raw, message):
+    with pytest.raises(BadRequest) as info:
+        parse_body(raw, 10)
+    assert info.value.status == 400 and message in str(info.value) and len(str(info.value)) < 300
+
+
+def test_serve_parse_accepts_non_ascii_text_and_paired_surrogates():
+    assert parse_body('{"query": "h\\u00f4tel \\ud83d\\ude00", "k": "7"}'.encode(), 10) == ("h\u00f4tel \U0001F600", 7)
+    assert parse_query("caf\u00e9") == "caf\u00e9" and parse_k(" 12 ", 10) == 12
+
+
+@pytest.mark.parametrize("length, status, message", [
+    ("\u00b2", 400, "needs a Content-Length"),  # latin-1 "2" superscript: isdigit() yet not a number
+    ("9" * 5000, 413, "the limit is 65,536"),
+])
+def test_serve_odd_content_length_gets_a_json_error(local, length, status, message):
+    host, port = local.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=5) as sock:
+        sock.sendall(b"POST /search HTTP/1.1\r\nHost: x\r\nContent-Length: " + length.encode("latin-1") + b"\r\n\r\n")
+        answer = b"".join(iter(lambda: sock.recv(4096), b"")).decode()  # the server closes after an error
+    assert answer.startswith(f"HTTP/1.1 {status}")
+    assert message in json.loads(answer.split("\r\n\r\n", 1)[1])["error"]
 
 
 def test_serve_malformed_request_line_gets_a_json_400(local):
