@@ -32,11 +32,12 @@ A declaration (TOML shown; JSON and a dict hold the same keys):
 from __future__ import annotations
 
 import copy
+import json
 import math
 import os
 import re
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -50,6 +51,7 @@ _SENSITIVE = re.compile(r"auth|token|key|secret|passw|cookie|session|credential|
 KEYS = ("kind", "name", "method", "url", "headers", "body", "response", "id_regex", "timeout", "retries",
         "backoff", "max_retry_wait", "rate_limit", "concurrency")
 RESPONSE_KEYS = ("hits", "id", "score")
+MIN_SECRET = 4  # shorter values are not masked: "1" would turn "HTTP 401" into "HTTP 40***"
 
 
 @dataclass(frozen=True)
@@ -244,6 +246,50 @@ def resolve_env(text: str, where: str, environ: Mapping[str, str] | None = None)
         return environ[name]
 
     return _ENV_REF.sub(value, text)
+
+
+def secret_values(spec: EndpointSpec, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """What must never be shown: the values the url's and headers' `${NAME}` references resolve to
+    now, and literal values of sensitive headers (the ones `describe` masks)."""
+    environ = os.environ if environ is None else environ
+    names = {name for text in (spec.url, *spec.headers.values()) for name in _ENV_REF.findall(text)}
+    values = {environ[name] for name in names if environ.get(name)}
+    values |= {v for k, v in spec.headers.items() if mask_secret(k, v) == SECRET_MASK}
+    return tuple(sorted(values, key=len, reverse=True))
+
+
+def _secret_forms(secret: str) -> set[str]:
+    """How a secret may come back: as sent, JSON-escaped, repr'd, URL-encoded (strictly, as httpx
+    does, or with + for spaces)."""
+    forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1], repr(secret)[1:-1],
+             urllib.parse.quote(secret, safe=""), urllib.parse.quote(secret, safe="/:@!$&'()*+,;="),
+             urllib.parse.quote_plus(secret)}
+    return {form for form in forms if len(form) >= MIN_SECRET}
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """`text` with every form of every secret replaced by "***" (an endpoint may echo its
+    Authorization header in an error answer, and messages quote answers)."""
+    forms = sorted({f for s in secrets if len(s) >= MIN_SECRET for f in _secret_forms(s)}, key=len, reverse=True)
+    for form in forms:
+        text = text.replace(form, SECRET_MASK)
+    if "..." in text:  # a message that cut a value short ("got object {...") may have cut a secret too
+        for form in forms:
+            for n in range(len(form) - 1, MIN_SECRET - 1, -1):
+                text = text.replace(form[:n] + "...", SECRET_MASK + "...")
+    return text
+
+
+def redact_json(value: Any, secrets: Iterable[str]) -> Any:
+    """A decoded JSON answer with `redact` applied to every string in it, keys included (a copy)."""
+    secrets = tuple(secrets)
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if isinstance(value, dict):
+        return {redact(k, secrets): redact_json(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [redact_json(v, secrets) for v in value]
+    return value
 
 
 def _fill_body(value: Any, question: str, k: int) -> Any:

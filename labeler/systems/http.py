@@ -6,6 +6,9 @@ spaced to at most `rate_limit` requests per second. Connection errors, 429 and 5
 with exponential backoff (`backoff`, doubled each time) or the server's Retry-After (seconds or
 an HTTP date), every wait capped at `max_retry_wait`. A read timeout is not retried (the server
 is slow, and a retry doubles its load): the question fails with kind "timeout".
+
+No secret comes back out: every value a `${NAME}` resolved to (and every literal sensitive header)
+is masked as *** in error messages and in a test query's raw answer, whatever the endpoint echoes.
 """
 from __future__ import annotations
 
@@ -20,7 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from labeler.progress import Progress
 from labeler.systems.base import Hit, QueryProbe, QuestionError, SearchFailed, System, SystemRun, check_k, doc_hits
-from labeler.systems.endpoint_spec import EndpointSpec, ResponseMapping, map_response, mask_secret, render_request
+from labeler.systems.endpoint_spec import (EndpointSpec, ResponseMapping, map_response, mask_secret, redact,
+                                           redact_json, render_request, secret_values)
 
 if TYPE_CHECKING:  # pragma: no cover
     import httpx
@@ -118,6 +122,19 @@ class HttpSystem(System):
         """Raise ConfigError now if a `${NAME}` the declaration references is not set."""
         render_request(self.spec, "", 1)
 
+    def _redacted(self, exc: SearchFailed) -> SearchFailed:
+        """`exc` with the declaration's secret values masked in its message."""
+        return SearchFailed(redact(exc.message, secret_values(self.spec)), kind=exc.kind, attempts=exc.attempts,
+                            hint=exc.hint)
+
+    def _answer(self, question: str, k: int, *, retries: int) -> tuple[tuple[Hit, ...], int]:
+        """(hits, attempts) for one question; SearchFailed, secrets masked, when it cannot be answered."""
+        try:
+            response, attempts = self._send(question, k, retries=retries)
+            return tuple(self._ranked(response, k, attempts)), attempts
+        except SearchFailed as exc:
+            raise self._redacted(exc) from None
+
     def _wait_before_retry(self, attempt: int, retry_after: float | None) -> None:
         delay = retry_after if retry_after is not None else self.spec.backoff * 2 ** (attempt - 1) * random.uniform(0.8, 1.0)
         time.sleep(min(delay, self.spec.max_retry_wait))
@@ -154,7 +171,7 @@ class HttpSystem(System):
                 self._wait_before_retry(attempt, retry_after_seconds(response.headers.get("Retry-After")))
                 continue
             if status >= 400:
-                text = response.text[:_SHOWN_BODY].replace("\n", " ")
+                text = redact(response.text, secret_values(self.spec))[:_SHOWN_BODY].replace("\n", " ")
                 hint = ("check the headers and the ${NAME} secrets they reference." if status in (401, 403)
                         else "check the request templates against the endpoint's API (test query).")
                 raise SearchFailed(f"HTTP {status} from {method} {_shown(url)}"
@@ -166,7 +183,8 @@ class HttpSystem(System):
         try:
             data = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise SearchFailed(f"the response is not JSON ({exc}): {response.text[:80]!r}", kind="bad_json",
+            shown = redact(response.text, secret_values(self.spec))[:80]  # masked before it is cut
+            raise SearchFailed(f"the response is not JSON ({exc}): {shown!r}", kind="bad_json",
                                attempts=attempts, hint="the endpoint must answer with JSON.") from None
         try:
             return list(doc_hits(map_response(self.mapping, data), k))
@@ -178,8 +196,7 @@ class HttpSystem(System):
     def search(self, question: str, k: int) -> list[Hit]:
         """Top k documents from the endpoint (retried as declared); SearchFailed when it cannot answer."""
         k = check_k(k)
-        response, attempts = self._send(question, k, retries=self.spec.retries)
-        return self._ranked(response, k, attempts)
+        return list(self._answer(question, k, retries=self.spec.retries)[0])
 
     def search_many(self, questions: Mapping[str, str], k: int, *, progress: Progress | None = None) -> SystemRun:
         """Every question, `concurrency` at a time and within `rate_limit`: hits and errors per question."""
@@ -190,8 +207,7 @@ class HttpSystem(System):
 
         def one(query_id: str) -> tuple[Any, int]:
             try:
-                response, attempts = self._send(questions[query_id], k, retries=self.spec.retries)
-                return tuple(self._ranked(response, k, attempts)), attempts
+                return self._answer(questions[query_id], k, retries=self.spec.retries)
             except SearchFailed as exc:
                 return QuestionError(query_id, exc.kind, str(exc), exc.attempts), exc.attempts
 
@@ -218,17 +234,19 @@ class HttpSystem(System):
         try:
             response, _ = self._send(question, k, retries=0)
         except SearchFailed as exc:
-            return QueryProbe(question, error=str(exc), request=shown, seconds=time.perf_counter() - t0)
+            return QueryProbe(question, error=str(self._redacted(exc)), request=shown, seconds=time.perf_counter() - t0)
+        secrets = secret_values(self.spec)
         try:
-            raw_json = response.json()
+            raw_json = redact_json(response.json(), secrets)
         except (json.JSONDecodeError, UnicodeDecodeError):
             raw_json = None
         try:
             hits, error = tuple(self._ranked(response, k, 1)), None
         except SearchFailed as exc:
-            hits, error = (), str(exc)
-        return QueryProbe(question, hits=hits, error=error, status=response.status_code, raw_text=response.text,
-                          raw_json=raw_json, request=shown, seconds=time.perf_counter() - t0)
+            hits, error = (), str(self._redacted(exc))
+        return QueryProbe(question, hits=hits, error=error, status=response.status_code,
+                          raw_text=redact(response.text, secrets), raw_json=raw_json, request=shown,
+                          seconds=time.perf_counter() - t0)
 
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
