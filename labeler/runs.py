@@ -21,7 +21,7 @@ from labeler.progress import Progress
 
 if TYPE_CHECKING:
     from labeler.corpus import Corpus
-    from labeler.systems import System, SystemRun  # pragma: no cover
+    from labeler.systems import QuestionError, System, SystemRun  # pragma: no cover
     from labeler.config import RunConfig
     from labeler.retrieval import Retriever
 
@@ -105,9 +105,7 @@ def evaluate_system(golden: GoldenSet, system: "System", *, k: int = 100, corpus
     # A question a run file does not rank scores 0, as in trec_eval -c; any other error is a failure.
     failed = {q: e for q, e in answered.errors.items() if e.kind != "not_in_run"}
     if len(failed) == len(golden.queries):
-        first = next(iter(failed.values()), None)
-        raise InputError(f"{system.name}: no question answered ({answered.summary()})",
-                         hint=f"first error: {first.message}" if first else "check the system's declaration.")
+        raise no_answer_error(system.name, [failed[q] for q in answered.query_ids if q in failed])
     scored = GoldenSet(tuple(q for q in golden.queries if q.query_id not in failed))
     report = score_run(scored, answered.run(), cutoffs=cutoffs, extra=extra, min_grade=min_grade,
                        abstain_threshold=abstain_threshold)
@@ -117,6 +115,21 @@ def evaluate_system(golden: GoldenSet, system: "System", *, k: int = 100, corpus
         settings["stale"] = stale_settings(found, stale)
     counts = {**report.counts, "questions": len(golden.queries), "failed": len(failed)}
     return answered, dataclasses.replace(report, settings=settings, counts=counts)
+
+
+def no_answer_error(name: str, errors: list["QuestionError"]) -> InputError:
+    """One line for a system that failed every question: how, the first error once, and its hint."""
+    if not errors:
+        return InputError(f"{name}: the golden set has no question to ask", hint="import a golden set first.")
+    kinds: dict[str, int] = {}
+    for error in errors:
+        kinds[error.kind] = kinds.get(error.kind, 0) + 1
+    counted = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+    first = errors[0]
+    return InputError(f"{name}: no question answered, all {len(errors)} failed ({counted}); "
+                      f"first, {first.query_id}: {first.reason}",
+                      hint=first.hint or "try one question alone (for an endpoint, Test query on the Evaluate "
+                                         "page shows its raw answer) and fix what it reports.")
 
 
 def failed_line(report: EvalReport) -> str:

@@ -21,6 +21,7 @@ from typing import Any
 from labeler.errors import ConfigError
 from labeler.systems.base import Hit, QueryProbe, QuestionError, SearchFailed, System, SystemRun, doc_hits
 from labeler.systems.builtin import BuiltinSystem
+from labeler.systems.endpoint_spec import KEYS as ENDPOINT_KEYS
 from labeler.systems.endpoint_spec import EndpointSpec
 from labeler.systems.http import HttpSystem
 from labeler.systems.pycallable import TARGET, CallableSystem
@@ -40,6 +41,15 @@ def _resolve(path: str, base_dir: Path | None) -> str:
     return str(base_dir / p if base_dir is not None and not p.is_absolute() else p)
 
 
+def _kind_of(data: Mapping[str, Any]) -> str | None:
+    """The kind a declaration without "kind" is: the one its keys belong to (None: no telling)."""
+    keys = set(data) - {"kind", "name"}
+    if keys & (set(ENDPOINT_KEYS) - {"kind", "name"}):
+        return "http"
+    # run before python: a lone path is a run file; target + path is a callable
+    return next((kind for kind in ("run", "python", "builtin") if keys and keys <= _KEYS[kind]), None)
+
+
 def system_from_dict(data: Mapping[str, Any], *, base_dir: str | Path | None = None,
                      source: str | None = None) -> System:
     """Any kind of system from its dict form; relative paths are taken from `base_dir`.
@@ -47,13 +57,18 @@ def system_from_dict(data: Mapping[str, Any], *, base_dir: str | Path | None = N
     `{"kind": "http", ...}` (see `endpoint_spec`), `{"kind": "builtin", "corpus": PATH, "config":
     {RunConfig dict}}`, `{"kind": "python", "target": "mod:fn", "path": FOLDER?}`,
     `{"kind": "run", "path": RUN_FILE}`; "name" is optional except for http. A dict without
-    "kind" but with a "url" is an endpoint.
+    "kind" takes the kind its keys belong to (url, body, response...: http).
     """
     if not isinstance(data, Mapping):
         raise ConfigError("a system declaration must be a table/object of keys", path=source,
                           hint='start it with kind = "http" (or builtin, python, run).')
     base = Path(base_dir) if base_dir is not None else None
-    kind = data.get("kind", "http" if "url" in data else None)
+    kind = data["kind"] if data.get("kind") is not None else _kind_of(data)
+    if kind is None:
+        keys = ", ".join(sorted(set(data) - {"kind"})) or "none"
+        raise ConfigError(f"the declaration has no kind, and its keys ({keys}) do not say which", path=source,
+                          hint='add kind = "http" with url, body and response (an endpoint), or "builtin", '
+                               '"python" or "run".')
     if kind not in KINDS:
         raise ConfigError(f"system kind must be one of {', '.join(KINDS)}, got {kind!r}", path=source,
                           hint='add kind = "http" (an endpoint), "builtin", "python" or "run".')
@@ -110,15 +125,15 @@ def read_declaration(path: str | Path) -> dict[str, Any]:
 def load_system(source: str | Path) -> System:
     """A system from a declaration file (.toml/.json), a TREC run file, or "package.module:function".
 
-    A callable is imported with the current folder first on sys.path (as `python -m` would).
+    A declaration without a name is named after its file (`labeler-serve.toml`: "labeler-serve"),
+    so README's short declarations load as written. A callable is imported with the current
+    folder first on sys.path (as `python -m` would).
     """
     path = Path(source)
     if path.is_file():
         if path.suffix.lower() in (".toml", ".json"):
-            stem = path.stem
             data = read_declaration(path)
-            if "name" not in data and data.get("kind", "http" if "url" in data else "") != "http":
-                data["name"] = stem
+            data.setdefault("name", path.stem)
             return system_from_dict(data, base_dir=path.parent, source=str(path))
         return RunFileSystem(path)
     text = str(source)

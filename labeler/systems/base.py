@@ -44,12 +44,24 @@ class SearchFailed(LabelerError):
 
 @dataclass(frozen=True)
 class QuestionError:
-    """Why one question got no ranking: the kind of failure, its one-line message, calls made."""
+    """Why one question got no ranking: the kind of failure, its one-line message (hint included),
+    calls made, and the hint alone (so a message built around it need not repeat it)."""
 
     query_id: str
     kind: str
     message: str
     attempts: int = 1
+    hint: str | None = None
+
+    @classmethod
+    def of(cls, query_id: str, exc: SearchFailed, attempts: int | None = None) -> "QuestionError":
+        """The error `exc` raised for `query_id` (attempts: the exception's own unless given)."""
+        return cls(query_id, exc.kind, str(exc), exc.attempts if attempts is None else attempts, exc.hint)
+
+    @property
+    def reason(self) -> str:
+        """The message without its hint."""
+        return self.message.removesuffix(f" Hint: {self.hint}") if self.hint else self.message
 
 
 @dataclass(frozen=True)
@@ -192,7 +204,7 @@ class System(ABC):
                 hits[query_id] = tuple(self.search(question, k))
                 calls += 1
             except SearchFailed as exc:
-                errors[query_id] = QuestionError(query_id, exc.kind, str(exc), exc.attempts)
+                errors[query_id] = QuestionError.of(query_id, exc)
                 calls += exc.attempts
             if progress and (i % 25 == 0 or i == len(questions)):
                 progress(i, len(questions), "searching")

@@ -6,7 +6,7 @@ transport (retries, rate limit, concurrency) is `labeler.systems.http`.
 
 A declaration (TOML shown; JSON and a dict hold the same keys):
 
-    name = "acme-search"
+    name = "acme-search"                # in a file, optional: the file's name (acme-search.toml)
     method = "POST"                     # GET or POST (default: POST with a body, else GET)
     url = "https://search.acme.test/v1/query?top={k}"     # {query}, {k} URL-encoded
     timeout = 10                        # seconds per request
@@ -90,6 +90,8 @@ class EndpointSpec:
         if not isinstance(name, str) or not name.strip():
             raise fail("name is missing or empty", 'add name = "my-search" (how runs and pages show it).')
         url = data.get("url")
+        if url is None:
+            raise fail("url is missing", 'add url = "http://127.0.0.1:8000/search" (where each question is sent).')
         if not isinstance(url, str) or not re.match(r"https?://[^/\s]", url):
             raise fail(f"url must start with http:// or https://, got {url!r}",
                        'e.g. url = "http://127.0.0.1:8000/search".')
@@ -234,15 +236,16 @@ def _mask_url(url: str) -> str:
     return urllib.parse.urlunsplit(parts._replace(query="&".join(f"{k}={v}" for k, v in pairs)))
 
 
-def resolve_env(text: str, where: str, environ: Mapping[str, str] | None = None) -> str:
-    """`${NAME}` references replaced from the environment; a missing variable raises ConfigError."""
+def resolve_env(text: str, where: str, environ: Mapping[str, str] | None = None, *, source: str | None = None) -> str:
+    """`${NAME}` references replaced from the environment; a missing variable raises ConfigError
+    naming `where` in the declaration and its `source` (the file, or "saved system 'x'")."""
     environ = os.environ if environ is None else environ
 
     def value(match: re.Match) -> str:
         name = match.group(1)
         if name not in environ:
             raise ConfigError(f"{where} references ${{{name}}}, but the environment variable {name} is not set",
-                              hint=f"export {name}=... before running (the secret is never stored).")
+                              path=source, hint=f"export {name}=... before running (the secret is never stored).")
         return environ[name]
 
     return _ENV_REF.sub(value, text)
@@ -306,12 +309,15 @@ def _fill_body(value: Any, question: str, k: int) -> Any:
     return value
 
 
-def render_request(spec: EndpointSpec, question: str, k: int, *, environ: Mapping[str, str] | None = None
-                   ) -> tuple[str, str, dict[str, str], Any]:
-    """(method, url, headers, json body or None) for one question: templates filled, env resolved."""
-    url = resolve_env(spec.url, "url", environ)
+def render_request(spec: EndpointSpec, question: str, k: int, *, environ: Mapping[str, str] | None = None,
+                   source: str | None = None) -> tuple[str, str, dict[str, str], Any]:
+    """(method, url, headers, json body or None) for one question: templates filled, env resolved
+    (`source`: where the declaration came from, named when a variable is missing)."""
+    where = f"endpoint {spec.name!r}: "
+    url = resolve_env(spec.url, where + "url", environ, source=source)
     url = _PLACEHOLDER.sub(lambda m: urllib.parse.quote(question, safe="") if m.group(1) == "query" else str(k), url)
-    headers = {name: resolve_env(v, f"header {name!r}", environ) for name, v in spec.headers.items()}
+    headers = {name: resolve_env(v, f"{where}header {name!r}", environ, source=source)
+               for name, v in spec.headers.items()}
     body = _fill_body(spec.body, question, k) if spec.body is not None else None
     return spec.method, url, headers, body
 

@@ -78,6 +78,7 @@ class HttpSystem(System):
         """`allowed_hosts` ("host" or "host:port", lower case), when given, are the only hosts any
         request may go to, redirects included; None allows every host."""
         self.spec = spec if isinstance(spec, EndpointSpec) else EndpointSpec.from_dict(spec, source=source)
+        self.source = source
         self.allowed_hosts = allowed_hosts
         self.name = self.spec.name
         self.mapping = ResponseMapping.of(self.spec)
@@ -120,7 +121,7 @@ class HttpSystem(System):
 
     def check_environment(self) -> None:
         """Raise ConfigError now if a `${NAME}` the declaration references is not set."""
-        render_request(self.spec, "", 1)
+        render_request(self.spec, "", 1, source=self.source)
 
     def _redacted(self, exc: SearchFailed) -> SearchFailed:
         """`exc` with the declaration's secret values masked in its message."""
@@ -143,7 +144,7 @@ class HttpSystem(System):
         """Send one question (with retries): (response, attempts); SearchFailed when out of attempts."""
         import httpx
 
-        method, url, headers, body = render_request(self.spec, question, k)
+        method, url, headers, body = render_request(self.spec, question, k, source=self.source)
         attempt = 0
         while True:
             attempt += 1
@@ -209,7 +210,7 @@ class HttpSystem(System):
             try:
                 return self._answer(questions[query_id], k, retries=self.spec.retries)
             except SearchFailed as exc:
-                return QuestionError(query_id, exc.kind, str(exc), exc.attempts), exc.attempts
+                return QuestionError.of(query_id, exc), exc.attempts
 
         # Progress is reported from the calling thread (a UI's progress bar may only be touched there).
         with ThreadPoolExecutor(max_workers=min(self.spec.concurrency, max(1, len(ids))),
@@ -227,7 +228,8 @@ class HttpSystem(System):
     def test_query(self, question: str, k: int = 10) -> QueryProbe:
         """One request, no retries: the raw answer (text and JSON), the mapped hits or the error."""
         k = check_k(k)
-        method, url, headers, body = render_request(self.spec, question, k)  # ConfigError for a missing secret
+        # ConfigError for a missing secret (before anything is sent)
+        method, url, headers, body = render_request(self.spec, question, k, source=self.source)
         shown = {"method": method, "url": self.spec.describe()["url"], "json": body,
                  "headers": {n: mask_secret(n, self.spec.headers[n]) for n in headers}}
         t0 = time.perf_counter()

@@ -62,7 +62,7 @@ class RunFileSystem(System):
             try:
                 hits[query_id] = tuple(self._ranking(query_id, k))
             except SearchFailed as exc:
-                errors[query_id] = QuestionError(query_id, exc.kind, str(exc), 0)
+                errors[query_id] = QuestionError.of(query_id, exc, attempts=0)
         if progress:
             progress(len(questions), len(questions), "searching")
         return SystemRun(self.describe(), k, tuple(questions), hits, errors, 0, time.perf_counter() - t0)
