@@ -329,6 +329,17 @@ def not_iterable(question, k):
 def one_argument(question):
     return []
 
+def exits(question, k):
+    import sys
+    sys.exit(3)
+
+def exits_while_yielding(question, k):
+    yield ("doc-1", 1.0)
+    raise SystemExit("giving up")
+
+def interrupted(question, k):
+    raise KeyboardInterrupt
+
 value = 3
 '''
 
@@ -350,6 +361,32 @@ def test_python_callable_system_ranks_and_reports_bad_calls_per_question(callabl
         assert run.failed == 1 and run.errors["q1"].kind == kind and text in run.errors["q1"].message
     assert system.describe() == {"kind": "python", "name": "labeler_test_callables:search",
                                  "target": "labeler_test_callables:search", "path": str(callables)}
+
+
+def test_python_callable_calling_sys_exit_fails_that_question_only(callables, monkeypatch):
+    for target, text in (("exits", "labeler_test_callables:exits called sys.exit(3)"),
+                         ("exits_while_yielding", "called sys.exit('giving up') while yielding results")):
+        system = CallableSystem(f"labeler_test_callables:{target}", path=callables)
+        run = system.search_many({"q1": "x", "q2": "y"}, 3)
+        assert run.failed == 2 and run.errors["q2"].kind == "exception" and text in run.errors["q2"].message
+    with pytest.raises(KeyboardInterrupt):  # Ctrl-C still stops the run
+        CallableSystem("labeler_test_callables:interrupted", path=callables).search_many({"q1": "x"}, 3)
+    from click.testing import CliRunner
+
+    from conftest import SAMPLE
+    from labeler.cli import cli
+
+    monkeypatch.chdir(callables)  # `--system module:function` imports from the current folder
+    result = CliRunner().invoke(cli, ["eval", str(SAMPLE), str(SAMPLE / "golden.jsonl"),
+                                      "--system", "labeler_test_callables:exits"])
+    assert result.exit_code == 2 and "Error: labeler_test_callables:exits: no question answered, all 62 failed" \
+        in result.stderr and "called sys.exit(3)" in result.stderr
+
+
+def test_python_callable_module_calling_sys_exit_on_import_is_a_config_error(tmp_path):
+    (tmp_path / "labeler_test_exits_on_import.py").write_text("import sys\nsys.exit(4)\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"importing 'labeler_test_exits_on_import' called sys.exit\(4\).*Hint:"):
+        CallableSystem("labeler_test_exits_on_import:search", path=tmp_path)
 
 
 @pytest.mark.parametrize("target, message", [

@@ -2,9 +2,11 @@
 `(question: str, k: int) -> iterable of (doc_id, score)` as a System.
 
 Importing it happens once, at construction: an import error, a missing attribute or a signature
-that cannot take (question, k) is a ConfigError. Each call's problems — the function raises, or
-returns something other than (doc_id, score) pairs — fail that question only (`SearchFailed`).
-Items may also be `Hit`s or mappings with "doc_id" and "score".
+that cannot take (question, k) is a ConfigError. Each call's problems — the function raises (or
+calls sys.exit, which would otherwise end the whole evaluation without a word), or returns
+something other than (doc_id, score) pairs — fail that question only (`SearchFailed`).
+KeyboardInterrupt is not caught: Ctrl-C still stops the run. Items may also be `Hit`s or
+mappings with "doc_id" and "score".
 """
 from __future__ import annotations
 
@@ -21,6 +23,12 @@ from labeler.systems.base import Hit, SearchFailed, System, check_doc_id, check_
 
 TARGET = re.compile(r"[A-Za-z_][\w]*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 _HINT = 'write "package.module:function", e.g. "my_search:search".'
+_EXIT_HINT = "return the hits, or raise an exception to fail one question; sys.exit ends the whole program."
+
+
+def exit_call(exc: SystemExit) -> str:
+    """How the user's code ended the program, as written: "sys.exit(3)", "sys.exit()"."""
+    return f"sys.exit({'' if exc.code is None else repr(exc.code)})"
 
 
 def import_target(target: str, path: str | Path | None = None) -> Callable:
@@ -37,6 +45,9 @@ def import_target(target: str, path: str | Path | None = None) -> Callable:
     except ModuleNotFoundError as exc:
         raise ConfigError(f"python system {target!r}: cannot import {module_name!r} ({exc})",
                           hint="install its package, or give the folder holding it as path.") from None
+    except SystemExit as exc:  # a script's sys.exit at import would end labeler silently
+        raise ConfigError(f"python system {target!r}: importing {module_name!r} called {exit_call(exc)}",
+                          hint="move the script's top-level code under if __name__ == \"__main__\":.") from None
     except Exception as exc:  # noqa: BLE001 - the user's module failed while importing: say how
         raise ConfigError(f"python system {target!r}: importing {module_name!r} raised "
                           f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
@@ -99,6 +110,8 @@ class CallableSystem(System):
         k = check_k(k)
         try:
             result = self.function(question, k)
+        except SystemExit as exc:  # would end the evaluation with no output: this question's error instead
+            raise SearchFailed(f"{self.target} called {exit_call(exc)}", kind="exception", hint=_EXIT_HINT) from None
         except Exception as exc:  # noqa: BLE001 - the user's code: its failure is this question's error
             first = str(exc).splitlines()[0] if str(exc) else ""
             raise SearchFailed(f"{self.target} raised {type(exc).__name__}: {first}", kind="exception",
@@ -110,6 +123,9 @@ class CallableSystem(System):
             pairs = [_pair(item, i) for i, item in enumerate(result)]
         except SearchFailed:
             raise
+        except SystemExit as exc:
+            raise SearchFailed(f"{self.target} called {exit_call(exc)} while yielding results", kind="exception",
+                               hint=_EXIT_HINT) from None
         except Exception as exc:  # noqa: BLE001 - a generator of the user's raised while we read it
             raise SearchFailed(f"{self.target} raised {type(exc).__name__} while yielding results: {exc}",
                                kind="exception") from None
