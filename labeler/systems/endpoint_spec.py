@@ -52,6 +52,7 @@ KEYS = ("kind", "name", "method", "url", "headers", "body", "response", "id_rege
         "backoff", "max_retry_wait", "rate_limit", "concurrency")
 RESPONSE_KEYS = ("hits", "id", "score")
 MIN_SECRET = 4  # shorter values are not masked: "1" would turn "HTTP 401" into "HTTP 40***"
+_CUT_MESSAGE = 2000  # texts past this are answers, not messages that cut a value short with "..."
 
 
 @dataclass(frozen=True)
@@ -261,38 +262,53 @@ def secret_values(spec: EndpointSpec, environ: Mapping[str, str] | None = None) 
     return tuple(sorted(values, key=len, reverse=True))
 
 
-def _secret_forms(secret: str) -> set[str]:
-    """How a secret may come back: as sent, JSON-escaped, repr'd, URL-encoded (strictly, as httpx
-    does, or with + for spaces)."""
-    forms = {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1], repr(secret)[1:-1],
-             urllib.parse.quote(secret, safe=""), urllib.parse.quote(secret, safe="/:@!$&'()*+,;="),
-             urllib.parse.quote_plus(secret)}
-    return {form for form in forms if len(form) >= MIN_SECRET}
+def _secret_forms(secrets: Iterable[str]) -> list[str]:
+    """How the secrets may come back, longest first: as sent, JSON-escaped, repr'd, URL-encoded
+    (strictly, as httpx does, or with + for spaces)."""
+    forms = set()
+    for secret in secrets:
+        if len(secret) >= MIN_SECRET:
+            forms |= {secret, json.dumps(secret)[1:-1], json.dumps(secret, ensure_ascii=False)[1:-1],
+                      repr(secret)[1:-1], urllib.parse.quote(secret, safe=""),
+                      urllib.parse.quote(secret, safe="/:@!$&'()*+,;="), urllib.parse.quote_plus(secret)}
+    return sorted((form for form in forms if len(form) >= MIN_SECRET), key=len, reverse=True)
+
+
+def _mask(text: str, forms: list[str]) -> str:
+    for form in forms:
+        text = text.replace(form, SECRET_MASK)
+    if "..." not in text or len(text) > _CUT_MESSAGE:
+        return text
+    # A message that cut a value short ("got object {...") may have cut a secret too: mask its start.
+    pieces = text.split("...")
+    for i, head in enumerate(pieces[:-1]):
+        n = max((n for form in forms for n in range(MIN_SECRET, len(form)) if head.endswith(form[:n])), default=0)
+        if n:
+            pieces[i] = head[:-n] + SECRET_MASK
+    return "...".join(pieces)
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
     """`text` with every form of every secret replaced by "***" (an endpoint may echo its
-    Authorization header in an error answer, and messages quote answers)."""
-    forms = sorted({f for s in secrets if len(s) >= MIN_SECRET for f in _secret_forms(s)}, key=len, reverse=True)
-    for form in forms:
-        text = text.replace(form, SECRET_MASK)
-    if "..." in text:  # a message that cut a value short ("got object {...") may have cut a secret too
-        for form in forms:
-            for n in range(len(form) - 1, MIN_SECRET - 1, -1):
-                text = text.replace(form[:n] + "...", SECRET_MASK + "...")
-    return text
+    Authorization header in an error answer, and messages quote answers). Mask before cutting a
+    text short: a cut after masking cannot leave a secret's start behind."""
+    return _mask(text, _secret_forms(secrets))
 
 
 def redact_json(value: Any, secrets: Iterable[str]) -> Any:
     """A decoded JSON answer with `redact` applied to every string in it, keys included (a copy)."""
-    secrets = tuple(secrets)
-    if isinstance(value, str):
-        return redact(value, secrets)
-    if isinstance(value, dict):
-        return {redact(k, secrets): redact_json(v, secrets) for k, v in value.items()}
-    if isinstance(value, list):
-        return [redact_json(v, secrets) for v in value]
-    return value
+    forms = _secret_forms(secrets)
+
+    def walk(item: Any) -> Any:
+        if isinstance(item, str):
+            return _mask(item, forms)
+        if isinstance(item, dict):
+            return {_mask(k, forms): walk(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [walk(v) for v in item]
+        return item
+
+    return walk(value)
 
 
 def _fill_body(value: Any, question: str, k: int) -> Any:
