@@ -2,13 +2,12 @@
 and in the actions behind it, the URL's annotator ignored, expired sessions, no tracebacks."""
 from __future__ import annotations
 
-import time
 
 import pytest
 from browser_support import app_home, sample_embeddings, texts  # noqa: F401 - fixtures
 from streamlit.testing.v1 import AppTest
 
-from conftest import REPO
+from conftest import REPO, rows
 from storage.store import open_store
 
 PASSWORD = "a long enough password"
@@ -73,10 +72,10 @@ def test_wrong_password_is_refused_then_throttled(team):
 
 
 def test_an_expired_session_asks_to_sign_in_again_and_saves_nothing(team):
-    team.accounts.set_setting("session_hours", 1 / 3600)  # one second
     at = sign_in(start(), "ann@example.org")
     assert signed_in_as(at)
-    time.sleep(1.5)
+    # The session runs out (set in the database: a one-second session could end during a slow sign-in).
+    rows(team, "UPDATE sessions SET expires_at = '2000-01-01T00:00:00Z'")
     at.run()
     assert any("session has ended" in w for w in texts(at.warning))
     assert at.text_input(key="sign_in_password") and not signed_in_as(at)
