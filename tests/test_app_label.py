@@ -216,15 +216,25 @@ def test_keyboard_digit_grades_the_focused_card_and_jumps_to_the_next_ungraded_o
     def grades():
         return {j.doc_id: j.grade for j in store.judgments(annotator="asha")}
 
-    grade_card(at, 1, 1)  # card #2 graded by a click first
-    at.button(key="key-grade-2").click().run()  # focus #1 -> graded 2 -> skips #2 (graded) to #3
-    assert grades() == {docs[1]: 1, docs[0]: 2} and at.session_state["focus"] == 2
-    at.button(key="key-grade-0").click().run()  # #3 -> 0, on to #4
-    at.button(key="focus-prev").click().run()  # K: back to #3
-    at.button(key="key-grade-3").click().run()  # regrade #3; on to #4 (the next without a grade)
-    assert grades() == {docs[1]: 1, docs[0]: 2, docs[2]: 3} and at.session_state["focus"] == 3
-    at.button(key="undo-grade").click().run()  # U: #3 back to 0
-    assert grades()[docs[2]] == 0 and any("Undone" in m for m in texts(at.success))
+    grade_card(at, 1, 1)  # card #2 graded by a click: the focus follows it to the next ungraded card, #3
+    assert at.session_state["focus"] == 2
+    at.button(key="key-grade-2").click().run()  # #3 -> 2, on to #4
+    assert grades() == {docs[1]: 1, docs[2]: 2} and at.session_state["focus"] == 3
+    at.button(key="key-grade-0").click().run()  # #4 -> 0, on to #5
+    at.button(key="focus-prev").click().run()  # K: back to #4
+    at.button(key="key-grade-3").click().run()  # regrade #4; on to #5 (the next without a grade)
+    assert grades() == {docs[1]: 1, docs[2]: 2, docs[3]: 3} and at.session_state["focus"] == 4
+    at.button(key="undo-grade").click().run()  # U: #4 back to 0
+    assert grades()[docs[3]] == 0 and any("Undone" in m for m in texts(at.success))
+    # A click on #1 (never a key) moves the focus past the cards graded already, so J and a digit
+    # pressed next cannot overwrite #2-#4; clearing a grade by click focuses that card.
+    grade_card(at, 0, 3)
+    assert at.session_state["focus"] == 4
+    at.button(key="focus-next").click().run()
+    at.button(key="key-grade-1").click().run()
+    assert grades() == {docs[0]: 3, docs[1]: 1, docs[2]: 2, docs[3]: 0, candidate_doc(at, 5): 1}
+    grade_card(at, 2, None)
+    assert at.session_state["focus"] == 2 and docs[2] not in grades()
     assert any("jump to the next card you have not graded" in c for c in texts(at.caption))
 
 

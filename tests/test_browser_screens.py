@@ -187,3 +187,23 @@ def test_two_annotators_in_two_browsers_have_their_own_progress(server, playwrig
         expect(asha.get_by_text(re.compile("a vote never outweighs a relevant grade"))).to_be_visible()
     finally:
         browser.close()
+
+
+def test_the_first_key_after_a_page_load_is_kept(server, page):
+    # A digit pressed the moment the freshly loaded page went idle used to vanish, and the keys after
+    # it shifted onto the wrong cards (2 0 J 1 graded #1 0 and #3 1 instead of #1 2, #2 0, #4 1).
+    app, store = server
+    qid = store.add_question("How many vacation days do new employees get?", author="asha").query_id
+    page.goto(app.url + f"/?annotator=asha&q={qid}")
+    wait_ready(page)
+    page.locator(".st-key-cand-6").wait_for()
+    docs = [page.locator(f".st-key-cand-{i} small code").first.inner_text() for i in range(4)]
+    page.reload()
+    wait_ready(page)
+    page.locator(".st-key-cand-3").wait_for()
+    for key in "20j1":
+        page.keyboard.press(key)
+    expect(page.get_by_text("now #5 of")).to_be_visible(timeout=STEP_MS)  # three grades, three jumps and a J
+    wait_ready(page)
+    mine = {j.doc_id: j.grade for j in store.judgments(query_id=qid, annotator="asha")}
+    assert mine == {docs[0]: 2, docs[1]: 0, docs[3]: 1}

@@ -36,13 +36,19 @@ setTimeout(() => {{
 
 def grade(s: Store, me: Actor, qid: str, views: list[CandidateView], doc_id: str, value: int | None,
           advance: bool = False, corpus: Corpus | None = None) -> None:
-    """Save a grade (None clears it); remember what it replaced; with `advance`, focus the next ungraded card."""
+    """Save a grade (None clears it); remember what it replaced; then focus the next ungraded card.
+
+    A key (`advance`) also scrolls to it. A click moves the focus without scrolling (the page must not
+    jump under the mouse), so a J or a digit pressed after clicking acts after the clicked card,
+    never on a card graded earlier; clearing a grade by click focuses that card."""
     previous = next((v.grade for v in views if v.doc_id == doc_id), None)
     if previous == value or not act(lb.grade, s, me, qid, doc_id, value, corpus):
         return
     st.session_state[Keys.UNDO] = (qid, doc_id, previous, value)
     if advance:
         move_focus(lb.next_ungraded(views, doc_id))
+    elif (at := next((i for i, v in enumerate(views) if v.doc_id == doc_id), None)) is not None:
+        st.session_state[Keys.FOCUS] = at if value is None else lb.next_ungraded(views, doc_id)
 
 
 def move_focus(n: int) -> None:
@@ -72,6 +78,11 @@ def show_focus(n: int) -> None:
 
 # Keys pressed while the app is still answering the last one used to be lost (presses 60-150 ms
 # apart dropped). This queue holds them in the page and replays each once the app is idle again.
+# A key the app did not take is put back at the head of the queue and tried again, for up to 3 s,
+# while the button it presses is enabled or still loading: on a fresh page Streamlit shows each
+# button as a skeleton until its code has loaded, and only then binds the shortcut, so the first
+# key used to pass unhandled and the keys after it shifted onto the wrong cards. A key whose button
+# is missing or disabled (U with nothing to undo) is dropped.
 KEY_QUEUE = """<script>
 (() => {
   const w = window;
@@ -79,32 +90,47 @@ KEY_QUEUE = """<script>
   const q = w.__labelerKeys = [];
   const app = () => document.querySelector('[data-testid="stApp"]');
   const busy = () => app()?.getAttribute('data-test-script-state') === 'running';
-  let waiting = 0;  // time of the last replay; the next waits until the app has answered it
+  const BUTTON = {j: 'focus-next', k: 'focus-prev', u: 'undo-grade', n: 'next-question', p: 'prev-question'};
+  const pressable = (key) => {  // its button is there and enabled, or still loading (a skeleton)
+    const c = document.querySelector('.st-key-' + (BUTTON[key.toLowerCase()] || 'key-grade-' + key));
+    const b = c && c.querySelector('button');
+    return b ? !b.disabled : !!(c && c.querySelector('[data-testid="stSkeleton"]'));
+  };
+  let waiting = 0;  // time of the last key the app took; the next waits until the app has answered it
   let sawRun = false;
+  let retryAt = 0;
+  const ours = (e) => !e.ctrlKey && !e.metaKey && !e.altKey && /^[0-3jknpu]$/i.test(e.key) &&
+    !(e.target && (e.target.tagName === 'INPUT' || e.target.tagName === 'TEXTAREA' || e.target.isContentEditable));
   document.addEventListener('keydown', (e) => {
-    if (e.__replayed) return;
-    const t = e.target;
-    if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.isContentEditable)) return;
-    if (e.ctrlKey || e.metaKey || e.altKey || !/^[0-3jknpu]$/i.test(e.key)) return;
+    if (e.__replayed || !ours(e)) return;
     if (busy() || waiting || q.length) {
-      e.stopImmediatePropagation(); e.preventDefault(); q.push({key: e.key, code: e.code, keyCode: e.keyCode});
+      e.stopImmediatePropagation(); e.preventDefault();
+      q.push({key: e.key, code: e.code, keyCode: e.keyCode, first: Date.now()});
     } else {
+      e.__item = {key: e.key, code: e.code, keyCode: e.keyCode, first: Date.now()};
       waiting = Date.now(); sawRun = false;
     }
   }, true);
+  w.addEventListener('keydown', (e) => {  // after the app's own handlers: did it take the key?
+    const item = e.__item;
+    if (!item || e.defaultPrevented) return;
+    waiting = 0;
+    if (pressable(item.key) && Date.now() - item.first < 3000) { q.unshift(item); retryAt = Date.now() + 100; }
+  }, false);
   setInterval(() => {
     if (waiting) {
       if (busy()) sawRun = true;
       if ((sawRun && !busy()) || Date.now() - waiting > 1500) waiting = 0;
       return;
     }
-    if (!q.length || busy()) return;
+    if (!q.length || busy() || Date.now() < retryAt) return;
     const k = q.shift();
     waiting = Date.now(); sawRun = false;
     for (const type of ['keydown', 'keyup']) {
       const ev = new KeyboardEvent(type, {key: k.key, code: k.code, keyCode: k.keyCode, which: k.keyCode,
                                           bubbles: true, cancelable: true});
       ev.__replayed = true;
+      if (type === 'keydown') ev.__item = k;
       document.activeElement.dispatchEvent(ev);
     }
   }, 20);
