@@ -216,7 +216,9 @@ def add_question(conn: Connection, text: str, *, collection: str, query_id: str 
     if query_id is None:
         used = conn.execute(sa.select(S.questions.c.query_id).where(S.questions.c.collection_id == cid))
         numbers = [int(m.group(1)) for (qid,) in used if (m := _AUTO_ID.fullmatch(qid))]
-        query_id = f"q-{max(numbers, default=0) + 1:04d}"
+        deleted = conn.execute(sa.select(S.deleted_numbers.c.number)
+                               .where(S.deleted_numbers.c.collection_id == cid)).scalar_one_or_none() or 0
+        query_id = f"q-{max(*numbers, deleted, 0) + 1:04d}"  # never a deleted question's id
     elif question_row(conn, collection, query_id, required=False) is not None:
         raise InputError(f"question {query_id!r} already exists in collection {collection!r}",
                          hint="pick another query_id, or edit the existing question.")
@@ -251,6 +253,12 @@ def delete_question(conn: Connection, query_id: str, *, collection: str) -> bool
     if row is None:
         return False
     conn.execute(S.questions.delete().where(S.questions.c.id == row.id))
+    if m := _AUTO_ID.fullmatch(query_id):  # remembered: its id is never given to a new question
+        d = S.deleted_numbers
+        stmt = S.dialect_insert(conn.dialect.name)(d).values(collection_id=row.collection_id, number=int(m.group(1)))
+        conn.execute(stmt.on_conflict_do_update(index_elements=[d.c.collection_id],
+                                                set_={"number": sa.case((stmt.excluded.number > d.c.number,
+                                                                          stmt.excluded.number), else_=d.c.number)}))
     bump_revision(conn, row.collection_id)
     return True
 

@@ -254,6 +254,13 @@ declines = sa.Table(
     sa.Column("at", sa.Text, nullable=False),
 )
 
+# v12: per collection, the highest q-NNNN number a deleted question held: a new question never takes it.
+deleted_numbers = sa.Table(
+    "deleted_numbers", SCHEMA,
+    sa.Column("collection_id", sa.Integer, sa.ForeignKey("collections.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("number", sa.Integer, nullable=False),
+)
+
 # v10: an adjudicator's final grade of a disputed (question, document), which outweighs the consensus.
 adjudications = sa.Table(
     "adjudications", SCHEMA,

@@ -60,6 +60,18 @@ def test_delete_question_removes_its_judgments(store):
     assert store.judgments() == []
 
 
+def test_a_deleted_questions_id_is_never_given_to_a_new_one(store):
+    # A link to q-0002, or a tab still on it, must not open an unrelated question after a delete.
+    assert [store.add_question(f"Q{i}?").query_id for i in range(3)] == ["q-0001", "q-0002", "q-0003"]
+    assert store.delete_question("q-0003") and store.delete_question("q-0002")
+    assert store.add_question("Next?").query_id == "q-0004"
+    store.add_question("Imported?", query_id="q-0010")
+    assert store.delete_question("q-0010") and store.delete_question("q-0004")
+    assert store.add_question("Later?").query_id == "q-0011"
+    store.add_question("Other?", collection="two")
+    assert store.get_question("q-0001", collection="two") is not None  # numbers are per collection
+
+
 def test_collections_are_separate(store):
     store.add_question("A?", query_id="a", collection="one")
     store.add_question("A?", query_id="a", collection="two")
