@@ -207,3 +207,27 @@ def test_the_first_key_after_a_page_load_is_kept(server, page):
     wait_ready(page)
     mine = {j.doc_id: j.grade for j in store.judgments(query_id=qid, annotator="asha")}
     assert mine == {docs[0]: 2, docs[1]: 0, docs[3]: 1}
+
+
+def test_pickers_show_a_questions_new_mark_and_text_at_once(server, page):
+    # The boxes kept showing the label they had when picked: "○" after the first grade, the old text
+    # after a save (their drop-down lists had the new one).
+    app, store = server
+    qid = store.add_question("Where do I park on my first day?", author="asha").query_id
+    page.goto(app.url + f"/?annotator=asha&q={qid}")
+    wait_ready(page)
+    picker = page.locator(".st-key-q input")
+    expect(picker).to_have_value(re.compile(rf"^{qid} ○ "))
+    grade_option(page, 0, 2).click()
+    expect(picker).to_have_value(re.compile(rf"^{qid} ✓ "), timeout=STEP_MS)
+    go(page, "Golden set")
+    wait_ready(page)
+    field = page.locator(".st-key-golden_edit_id input")
+    field.click()
+    field.fill(qid)
+    page.get_by_role("option").filter(has_text=qid).first.click()
+    wait_ready(page)
+    page.get_by_label("Question text").first.fill("Where do new employees park?")
+    page.get_by_role("button", name="Save changes").first.click()
+    expect(page.get_by_test_id("stAlertContentSuccess").filter(has_text=f"Saved {qid}")).to_be_visible()
+    expect(field).to_have_value(re.compile(rf"^{qid} .* Where do new employees park\?$"))

@@ -106,6 +106,7 @@ def question_picker(key: str, labels: dict[str, str], on_move: Callable[[int], N
     """The question selectbox with Previous/Next buttons (keys P and N); the URL carries `?q=<query_id>`
     (only the id: a link survives edits and status changes, which change the label)."""
     nav1, nav2, nav3 = st.columns([7, 1.6, 1.6], vertical_alignment="bottom")
+    st.session_state[key] = st.session_state[key]  # sent anew: the box shows today's label (mark, text), not the old one
     nav1.selectbox("Question to label", list(labels), key=key, format_func=labels.get)
     st.query_params["q"] = st.session_state[key]
     nav2.button("Previous", key="prev-question", on_click=on_move, args=(-1,), shortcut="P", width="stretch",

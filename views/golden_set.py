@@ -52,7 +52,10 @@ else:
 
     with st.container(border=True):
         st.markdown("**Edit or delete a question**")
-        chosen = st.selectbox("Question", [r["query_id"] for r in rows] or list(view.choices), key="golden_edit_id",
+        shown = [r["query_id"] for r in rows] or list(view.choices)
+        if st.session_state.get("golden_edit_id") in shown:  # sent anew: the box shows the saved text, not the old one
+            st.session_state["golden_edit_id"] = st.session_state["golden_edit_id"]
+        chosen = st.selectbox("Question", shown, key="golden_edit_id",
                               format_func=view.choices.get)
         q = view.edits[chosen]
 
