@@ -227,9 +227,16 @@ def unanswerable_notes(status: QuestionStatus, annotator: str, *, hidden: bool =
                       f"Marked unanswerable by {who}. Judge it yourself: your grades and your mark are your own."))
     said = status.unanswerable_disagreement
     if said:
-        found = ", ".join(inert(a) for a, v in said.items() if v == "answerable")
-        notes.append(("info", f"Disagreement: {found} graded a document relevant, so the team's consensus is "
-                              "**answerable**. To disagree, grade that document 0."))
+        relevant = [a for a, v in said.items() if v == "answerable"]
+        if annotator in relevant:  # addressed to you: your own grade is the one disagreeing
+            also = "".join(f", {inert(a)}" for a in relevant if a != annotator)
+            voters = ", ".join(inert(a) for a in status.voters) or "others"
+            notes.append(("info", f"Disagreement: you{also} graded a document relevant, so the team's consensus is "
+                                  f"**answerable**, while {voters} marked it unanswerable."))
+        else:
+            notes.append(("info", f"Disagreement: {', '.join(inert(a) for a in relevant)} graded a document "
+                                  "relevant, so the team's consensus is **answerable**. To disagree, grade that "
+                                  "document 0."))
     return notes
 
 

@@ -1,6 +1,8 @@
 """AppTest: the Label page's states — first start, no annotator, no questions, grading, search, errors."""
 from __future__ import annotations
 
+import html
+
 from browser_support import app_home, card_grade, card_grades_offered, grade_card, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 
 from labeler.paths import SAMPLE_CORPUS
@@ -183,7 +185,11 @@ def test_label_link_with_a_question_id_opens_it_and_survives_an_edit(app_home):
     store.set_unanswerable("q-0003", True, by="asha")
     again = open_link("q-0003")
     assert again.session_state["q"] == "q-0003"
-    assert open_link("no-such-question").session_state["q"] == "q-0001"  # unknown: asha's first unfinished
+    unknown = open_link("no-such-question")
+    assert unknown.session_state["q"] == "q-0001"  # unknown: asha's first unfinished, and said so
+    assert "There is no question no-such-question here (it was deleted, or the link is for another collection); " \
+        "showing q-0001." in [html.unescape(w) for w in texts(unknown.warning)]  # markdown decodes the escapes
+    assert not [w for w in texts(again.warning) if "There is no question" in w]
 
 
 def test_label_search_for_a_listed_document_says_where_it_is(app_home):
@@ -259,8 +265,11 @@ def test_label_unanswerable_is_each_annotators_own_mark(app_home):
     grade_card(ben, 0, 2)  # ben disagrees: a relevant document
     store = open_store()
     assert not store.get_question("q-0001").unanswerable  # a vote never outweighs a relevant grade
-    assert any("Disagreement: ben graded a document relevant" in i for i in texts(ben.info))
-    at.run()  # asha's mark stands, and is hers alone
+    # Said to ben as his own grade; to asha, with what she can do about it.
+    assert "Disagreement: you graded a document relevant, so the team's consensus is **answerable**, while asha " \
+        "marked it unanswerable." in texts(ben.info)
+    at.run()
+    assert any("Disagreement: ben graded a document relevant" in i and "To disagree" in i for i in texts(at.info))  # asha's mark stands, and is hers alone
     assert at.button(key="unanswerable").label == "Unmark unanswerable" and "2 · Relevant" not in card_grades_offered(at, 0)
     at.button(key="unanswerable").click().run()
     assert store.question_status("q-0001").voters == ()

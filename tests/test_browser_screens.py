@@ -166,7 +166,7 @@ def test_two_annotators_in_two_browsers_have_their_own_progress(server, playwrig
         expect(ben.get_by_text("Marked unanswerable by asha. Judge it yourself")).to_be_visible()
         expect(ben.locator(".st-key-unanswerable button").first).to_have_text("Mark unanswerable")
         grade_option(ben, 0, 2).click()
-        expect(ben.get_by_text(re.compile("Disagreement: ben graded a document relevant"))).to_be_visible()
+        expect(ben.get_by_text(re.compile("Disagreement: you graded a document relevant"))).to_be_visible()
         asha.reload()
         wait_ready(asha)
         expect(asha.get_by_text(re.compile("Disagreement: ben graded a document relevant"))).to_be_visible()

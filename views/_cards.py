@@ -100,6 +100,9 @@ def start_question(key: str, ids: list[str], unfinished: Callable[[], str | None
     if st.session_state.get(key) not in ids:
         wanted = st.query_params.get("q")
         st.session_state[key] = wanted if wanted in ids else unfinished() or ids[-1]
+        if wanted and wanted not in ids:  # never a silent swap: the link named another question
+            st.warning(f"There is no question {inert(wanted[:40])} here (it was deleted, or the link is for "
+                       f"another collection); showing {st.session_state[key]}.")
 
 
 def question_picker(key: str, labels: dict[str, str], on_move: Callable[[int], None]) -> None:
