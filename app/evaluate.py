@@ -11,6 +11,7 @@ from app.access import Actor, Can
 from app.systems import system_line
 from labeler import runs
 from labeler.config import RunConfig, parse_filters
+from labeler.corpus import Corpus
 from labeler.evaluation import EvalReport
 from labeler.evaluation.stale import stale_line
 from labeler.metrics import DEFAULT_CUTOFFS
@@ -155,8 +156,22 @@ def sweep_rows(report: EvalReport) -> list[dict[str, Any]]:
              "answerable left empty": p.answerable_abstained} for p in report.abstention.sweep]
 
 
-def worst_questions(report: EvalReport, metric: str, n: int = 10) -> list[dict[str, Any]]:
-    """The n scored questions lowest on `metric`, with their retrieved documents and grades."""
+NOT_IN_CORPUS = "(not in the corpus)"
+NO_CORPUS = "(corpus not available)"
+
+
+def document_title(corpus: Corpus | None, doc_id: str) -> str:
+    """A document's title in `corpus` (the one a run searched), or why there is none to show."""
+    if corpus is None:
+        return NO_CORPUS
+    doc = corpus.get(doc_id)
+    return NOT_IN_CORPUS if doc is None else doc.title
+
+
+def worst_questions(report: EvalReport, metric: str, n: int = 10,
+                    corpus: Corpus | None = None) -> list[dict[str, Any]]:
+    """The n scored questions lowest on `metric`, with their retrieved documents (titled from
+    `corpus`, the corpus the run searched) and grades."""
     out = []
     for r in report.worst(metric, n):
         rank = r.first_relevant_rank
@@ -164,8 +179,8 @@ def worst_questions(report: EvalReport, metric: str, n: int = 10) -> list[dict[s
                     "title": (f"{r.query_id} · {metric} {r.metrics[metric]:.4f} · first relevant at "
                               f"{'rank ' + str(rank) if rank else 'none retrieved'} · "
                               f"{report.questions.get(r.query_id, '')}"),
-                    "retrieved": [{"rank": i, "doc_id": d.doc_id, "score": d.score,
-                                   "grade": "unjudged" if d.grade is None else str(d.grade)}
+                    "retrieved": [{"rank": i, "doc_id": d.doc_id, "title": document_title(corpus, d.doc_id),
+                                   "score": d.score, "grade": "unjudged" if d.grade is None else str(d.grade)}
                                   for i, d in enumerate(r.top_k, start=1)]})
     return out
 

@@ -172,3 +172,35 @@ def test_judge_the_holes_of_a_run_from_the_label_page(app_home):
     again = open_app(PAGE, annotator="asha")
     again.button(key=RUN).click().run()
     assert store.list_runs()[0].summary["metrics"]["judged@10"] > judged_before
+
+
+def test_worst_questions_show_each_document_title_beside_its_id():
+    from app.evaluate import worst_questions
+    from labeler.corpus import Corpus, Document
+    from labeler.evaluation import evaluate
+
+    report = evaluate({"q1": {"d1": 2}}, {"q1": {"d2": 0.9, "d1": 0.5}}, questions={"q1": "Who?"})
+    corpus = Corpus((Document("d1", "Doc one", "One text."),))
+    [row] = worst_questions(report, "ndcg@10", 10, corpus)
+    assert [(d["doc_id"], d["title"]) for d in row["retrieved"]] == [("d2", "(not in the corpus)"), ("d1", "Doc one")]
+    assert list(row["retrieved"][0]) == ["rank", "doc_id", "title", "score", "grade"]
+
+
+def test_evaluate_worst_questions_titles_come_from_the_corpus_the_run_searched(app_home, tmp_path, monkeypatch):
+    from app.workspace import use_corpus
+
+    load_demo()
+    at = open_app(PAGE)
+    at.button(key=RUN).click().run()
+    assert not at.exception, at.exception
+    sample = load_corpus(SAMPLE_CORPUS)
+    worst = at.expander[-1].dataframe[0].value
+    assert list(worst.columns)[:3] == ["rank", "doc_id", "title"]
+    assert list(worst["title"]) == [sample.get(d).title for d in worst["doc_id"]]
+    root = tmp_path / "corpora"  # another corpus opened since: the run's documents keep their titles
+    root.mkdir()
+    (root / "tiny.csv").write_text("id,title,text\na,Alpha,alpha text here\n", encoding="utf-8")
+    use_corpus(open_store(), local_actor("tester"), root / "tiny.csv", load_corpus(root / "tiny.csv"))
+    again = open_app(PAGE)
+    assert not again.exception, again.exception
+    assert list(again.expander[-1].dataframe[0].value["title"]) == list(worst["title"])

@@ -59,6 +59,19 @@ def corpus(path: str):
     return guard(_corpus, path, signature(path))
 
 
+def run_corpus(run_path: str | None, open_path: str, open_corpus):
+    """The corpus a saved run searched: the open one when the run recorded no other, else the one
+    at its recorded path, if that still loads (None when it does not: the page goes on without it)."""
+    from labeler.errors import LabelerError
+
+    if not run_path or run_path == open_path:
+        return open_corpus
+    try:
+        return _corpus(run_path, signature(run_path))
+    except (LabelerError, OSError):
+        return None
+
+
 def _build_key(path: str, build_json: str, signature: str) -> tuple:
     from labeler.paths import cache_dir
 

@@ -7,7 +7,7 @@ import streamlit as st
 
 from app import evaluate as ev
 from views._common import HOLES_PARAM, Keys, actor, guard, score_columns
-from views._loaders import retriever, run_holes, saved_runs, workspace
+from views._loaders import retriever, run_corpus, run_holes, saved_runs, workspace
 from views._config_form import config_form
 from views._systems import endpoint_section, upload_section
 
@@ -87,7 +87,7 @@ if report.abstention is not None:
 
 st.markdown("**Worst questions** (retrieved documents with their grades, and the rank of the first relevant one)")
 metric = st.selectbox("By metric", ev.headline_measures(cutoff), index=3, key="worst_metric")
-for row in guard(ev.worst_questions, report, metric, 10):
+for row in guard(ev.worst_questions, report, metric, 10, run_corpus(view.record.corpus_path, path, corp)):
     with st.expander(row["title"]):
         st.dataframe(frame := pd.DataFrame(row["retrieved"]), hide_index=True, column_config=score_columns(frame))
 
