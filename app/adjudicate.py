@@ -73,6 +73,15 @@ def adjudicate(store: Store, actor: Actor, query_id: str, doc_id: str, grade: in
     store.adjudicate(query_id, doc_id, grade, by=actor.name, note=note or "")
 
 
+def set_final_grade(store: Store, actor: Actor, query_id: str, doc_id: str, grade: int | None, note: str) -> None:
+    """The page's "Set the final grade": like `adjudicate`, but no grade chosen is refused, never
+    taken for a withdrawal (the form starts with no grade picked, so nothing is set by accident)."""
+    actor.require(Can.ADJUDICATE)
+    if grade is None:
+        raise InputError("no final grade chosen: nothing was set", hint="pick 0, 1, 2 or 3, then set it.")
+    adjudicate(store, actor, query_id, doc_id, grade, note)
+
+
 def adjudicated_ratings(ratings: Ratings, final: Mapping[tuple[str, str], Adjudication]) -> Ratings:
     """The ratings with every grade of an adjudicated document replaced by its final grade."""
     return {key: ({a: final[key].grade for a in by} if key in final else dict(by)) for key, by in ratings.items()}

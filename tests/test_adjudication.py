@@ -147,3 +147,36 @@ def test_an_adjudicated_grade_decides_the_status_as_it_decides_the_export(store)
     assert "adjudicated" not in status_line(store.question_status("q2"), hidden=True)  # blind judging
     adj.adjudicate(store, LEAD, "q2", "d2", None, "")
     assert store.question_index()[1].status == Status.DONE
+
+
+def test_setting_a_final_grade_needs_a_grade_chosen_not_a_withdrawal(store):
+    adj.adjudicate(store, LEAD, "q1", "d1", 1, "partly")
+    with pytest.raises(InputError, match="no final grade chosen"):
+        adj.set_final_grade(store, LEAD, "q1", "d1", None, "a note but no grade")
+    assert store.adjudications()[("q1", "d1")].grade == 1  # None would have withdrawn it
+    adj.set_final_grade(store, LEAD, "q1", "d3", 2, "mostly")
+    assert store.adjudications()[("q1", "d3")].grade == 2
+
+
+def test_adjudicate_page_preselects_no_grade_and_refuses_until_one_is_chosen(app_home):
+    from browser_support import open_app, texts
+
+    with open_store() as s:
+        s.add_question("How many vacation days?", query_id="q1")
+        s.set_judgment("q1", "leave-001", 3, annotator="ann")
+        s.set_judgment("q1", "leave-001", 0, annotator="bob")
+    at = open_app("views/adjudicate.py", annotator="lead")
+    assert at.radio(key="adjudicate_grade").value is None  # no 0 to set by accident
+    at.text_input(key="adjudicate_note").input("States the number of days.")
+    at.button(key="FormSubmitter:adjudicate-form-Set the final grade").click().run()
+    assert not at.exception, at.exception
+    assert any("no final grade chosen" in e for e in texts(at.error))
+    assert at.text_input(key="adjudicate_note").value == "States the number of days."  # kept for the retry
+    with open_store() as s:
+        assert s.adjudications() == {}
+    at.radio(key="adjudicate_grade").set_value(0)
+    at.button(key="FormSubmitter:adjudicate-form-Set the final grade").click().run()
+    assert not at.exception, at.exception
+    assert any("Final grade 0 set for leave-001" in m for m in texts(at.success))
+    with open_store() as s:
+        assert s.adjudications()[("q1", "leave-001")].grade == 0

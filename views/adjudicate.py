@@ -11,6 +11,7 @@ from views._common import act, actor, flash, guard, show_flash
 from views._loaders import store
 from storage import default_db_url
 
+FORM_SLOT, GRADE, NOTE = "_flash_adjudicate", "adjudicate_grade", "adjudicate_note"
 st.title("Adjudicate", anchor=False)
 s = store()
 show_flash()
@@ -41,16 +42,19 @@ else:
     st.dataframe(pd.DataFrame(adj.dispute_rows(shown)), hide_index=True, key="adjudicate_table")
     if me.can(Can.ADJUDICATE) and shown:
         keys = [f"{d.query_id} · {d.doc_id}" for d in shown]
-        with st.form("adjudicate-form", clear_on_submit=True, border=True):
-            picked = st.selectbox("Disputed document", keys, key="adjudicate_pick")
-            grade = st.radio("Final grade", adj.GRADES, horizontal=True, key="adjudicate_grade")
-            note = st.text_input("Note (why this grade)", key="adjudicate_note")
-            submitted = st.form_submit_button("Set the final grade")
-        if submitted:
-            d = shown[keys.index(picked)]
-            if act(adj.adjudicate, s, me, d.query_id, d.doc_id, grade, note):
+
+        def _set(drawn: list[adj.Dispute], drawn_keys: list[str]) -> None:  # the queue the form was drawn with
+            d, grade = drawn[drawn_keys.index(st.session_state["adjudicate_pick"])], st.session_state[GRADE]
+            if act(adj.set_final_grade, s, me, d.query_id, d.doc_id, grade, st.session_state[NOTE], slot=FORM_SLOT):
                 flash(f"Final grade {grade} set for {d.doc_id} on {d.query_id}.", "success")
-            st.rerun()
+                st.session_state.update({GRADE: None, NOTE: ""})  # a refused form keeps what was typed
+
+        with st.form("adjudicate-form", border=True):
+            st.selectbox("Disputed document", keys, key="adjudicate_pick")
+            st.radio("Final grade", adj.GRADES, index=None, horizontal=True, key=GRADE)
+            st.text_input("Note (why this grade)", key=NOTE)
+            st.form_submit_button("Set the final grade", on_click=_set, args=(shown, keys))
+        show_flash(FORM_SLOT)
     elif not me.can(Can.ADJUDICATE):
         st.info("Only an adjudicator (an admin) sets final grades; you can read the queue.")
 
