@@ -42,10 +42,33 @@ def is_disputed(grades: Mapping[str, int]) -> bool:
     return bool(values) and ((max(values) >= 1 > min(values)) or max(values) - min(values) >= 2)
 
 
+def people_ratings(ratings: Ratings) -> Ratings:
+    """The ratings without the imported grades: agreement and adjudication are about people's grades."""
+    return {key: {a: g for a, g in by.items() if a != IMPORT_ANNOTATOR} for key, by in ratings.items()}
+
+
+def differ_from_import(ratings: Ratings) -> list[tuple[str, str]]:
+    """The (query_id, doc_id) whose imported grade some annotator graded differently, in key order."""
+    return sorted(key for key, by in ratings.items()
+                  if IMPORT_ANNOTATOR in by and any(g != by[IMPORT_ANNOTATOR] for a, g in by.items() if a != IMPORT_ANNOTATOR))
+
+
+def imported_note(ratings: Ratings, *, listed: str = "") -> str:
+    """What agreement and adjudication leave out, said where their figures are ("" with no imported grade);
+    `listed` says where the differing documents are shown."""
+    n = sum(1 for by in ratings.values() if IMPORT_ANNOTATOR in by)
+    if not n:
+        return ""
+    differ = len(differ_from_import(ratings))
+    return (f"Imported grades are not counted: {n} {'documents carry' if n != 1 else 'document carries'} one; "
+            + (f"on {differ} of them an annotator's grade differs from it{listed}." if differ else
+               "no annotator graded any of them differently."))
+
+
 def disputes(store: Store, *, open_only: bool = False) -> list[Dispute]:
     """The queue: disputed documents (people's grades only), unresolved first, then the worst spread."""
     final = store.adjudications()
-    people = {key: {a: g for a, g in by.items() if a != IMPORT_ANNOTATOR} for key, by in store.ratings().items()}
+    people = people_ratings(store.ratings())
     out = [Dispute(d.query_id, d.doc_id, d.grades, d.consensus, d.spread, d.splits_relevance,
                    final.get((d.query_id, d.doc_id)))
            for d in consensus(people).disagreements if is_disputed(d.grades)]

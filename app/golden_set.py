@@ -14,7 +14,8 @@ from app.access import Actor, Can, Role
 from app.label import blind_judging, question_choice_label
 from app.recheck import stale_line
 from app.workspace import normalize_corpus_path
-from labeler.agreement import agreement, consensus
+from app.adjudicate import differ_from_import, imported_note, people_ratings
+from labeler.agreement import agreement, consensus, unanswerable_disagreement
 from labeler.corpus import Corpus
 from labeler.errors import AccessDenied, InputError
 from labeler.golden import GoldenHealth, golden_health
@@ -46,35 +47,46 @@ class GoldenOverview:
     edits: dict[str, QuestionEdit]
     query_types: tuple[str, ...]
     health: GoldenHealth
-    disagreements: tuple[dict[str, Any], ...]
+    disagreements: tuple[dict[str, Any], ...]  # between people (the first 50)
     agreement: str
     unanswerable_disagreements: tuple[dict[str, Any], ...] = ()  # votes against relevant grades
     stale: str = ""  # how many judgments are stale against the current corpus version ("" when none)
+    import_differences: tuple[dict[str, Any], ...] = ()  # people's grades against an imported one (the first 50)
+    n_disagreements: int = 0  # between people: documents graded differently, unanswerable splits
+    n_with_import: int = 0  # the same, where only the imported grades disagree: not counted, not adjudicated
 
 
 def _agreement_line(ratings) -> str:
     report = agreement(ratings, exclude=(IMPORT_ANNOTATOR,))
+    note = (" " + imported_note(ratings)).rstrip()
     if len(report.annotators) < 2:
-        return "Agreement needs two or more annotators grading the same documents."
+        return "Agreement needs two or more annotators grading the same documents." + note
 
     def fmt(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.2f}"
 
     pairs = "; ".join(f"{p.annotator_a}-{p.annotator_b}: {fmt(p.kappa)} on {p.n_items}" for p in report.pairs[:6])
-    return (f"Agreement over {report.n_items} shared judgments: Krippendorff's α (ordinal) = "
+    return (f"Agreement between annotators over {report.n_items} shared judgments: Krippendorff's α (ordinal) = "
             f"{fmt(report.krippendorff_alpha)}, Fleiss' κ = {fmt(report.fleiss_kappa)}"
-            + (f"; Cohen's κ per pair: {pairs}" if pairs else "") + ".")
+            + (f"; Cohen's κ per pair: {pairs}" if pairs else "") + "." + note)
+
+
+def _grades(by: dict[str, int]) -> str:
+    return ", ".join(f"{a}:{g}" for a, g in sorted(by.items()))
 
 
 def overview(store: Store, *, max_disagreements: int = 50) -> GoldenOverview:
     """The page's data from one read of the collection's questions and judgments."""
     statuses = store.list_questions()
     ratings: dict[tuple[str, str], dict[str, int]] = {}
-    rows, choices, edits, types, split = [], {}, {}, {}, []
+    rows, choices, edits, types, split, people_split = [], {}, {}, {}, [], 0
     for s in statuses:
         q = s.question
+        mine: dict[str, dict[str, int]] = {}  # doc_id -> people's grades (a split of people only is theirs)
         for j in s.judgments:
             ratings.setdefault((q.query_id, j.doc_id), {})[j.annotator] = j.grade
+            if j.annotator != IMPORT_ANNOTATOR:
+                mine.setdefault(j.doc_id, {})[j.annotator] = j.grade
         labels = ", ".join(f"{d}:{g}" for d, g in sorted(s.consensus.items(), key=lambda kv: (-kv[1], kv[0])))
         annotators = list(q.annotators) + [a for a in s.annotators if a not in q.annotators]
         rows.append({"query_id": q.query_id, "question": q.question, "type": q.query_type, "status": str(s.status),
@@ -82,6 +94,7 @@ def overview(store: Store, *, max_disagreements: int = 50) -> GoldenOverview:
                      "annotators": ", ".join(annotators), "unanswerable votes": ", ".join(s.voters),
                      "updated": q.updated_at})
         if said := s.unanswerable_disagreement:
+            people_split += bool(unanswerable_disagreement(set(s.voters) - {IMPORT_ANNOTATOR}, mine))
             split.append({"query_id": q.query_id, "consensus": "unanswerable" if q.unanswerable else "answerable",
                           "unanswerable": ", ".join(a for a, v in said.items() if v == "unanswerable"),
                           "graded relevant": ", ".join(a for a, v in said.items() if v == "answerable")})
@@ -89,12 +102,18 @@ def overview(store: Store, *, max_disagreements: int = 50) -> GoldenOverview:
         edits[q.query_id] = QuestionEdit(q.question, q.query_type, q.notes, len(s.judgments))
         if q.query_type:
             types[q.query_type] = types.get(q.query_type, 0) + 1
+    people = people_ratings(ratings)
+    between = consensus(people).disagreements
     disagreements = tuple({"query_id": d.query_id, "doc_id": d.doc_id, "consensus": d.consensus, "spread": d.spread,
-                           "grades": ", ".join(f"{a}:{g}" for a, g in d.grades.items())}
-                          for d in consensus(ratings).disagreements[:max_disagreements])
+                           "grades": _grades(d.grades)} for d in between[:max_disagreements])
+    differ, qrels = differ_from_import(ratings), consensus(ratings).qrels
+    with_import = tuple({"query_id": q, "doc_id": d, "imported": ratings[q, d][IMPORT_ANNOTATOR],
+                         "annotators": _grades(people[q, d]),
+                         "consensus": qrels[q][d]} for q, d in differ[:max_disagreements])
     return GoldenOverview(tuple(rows), choices, edits, tuple(sorted(types, key=lambda t: (-types[t], t))),
                           golden_health(store.export_golden()), disagreements, _agreement_line(ratings), tuple(split),
-                          stale_line(store.stale_judgments(), getattr(store.get_collection(), "corpus_version", None)))
+                          stale_line(store.stale_judgments(), getattr(store.get_collection(), "corpus_version", None)),
+                          with_import, len(between) + people_split, len(differ) + len(split) - people_split)
 
 
 def filter_rows(rows: Sequence[dict[str, Any]], *, text: str = "", types: Sequence[str] = (),
@@ -124,7 +143,8 @@ def for_actor(view: GoldenOverview, store: Store, actor: Actor) -> GoldenOvervie
         return view
     rows = tuple({**r, "relevant": None, "labels": HIDDEN, "annotators": HIDDEN, "unanswerable votes": HIDDEN}
                  for r in view.rows)
-    return replace(view, rows=rows, disagreements=(), unanswerable_disagreements=(), agreement=HIDDEN)
+    return replace(view, rows=rows, disagreements=(), unanswerable_disagreements=(), agreement=HIDDEN,
+                   import_differences=(), n_disagreements=0, n_with_import=0)
 
 
 def golden_downloads(store: Store, actor: Actor) -> dict[str, tuple[bytes, str, str] | str]:

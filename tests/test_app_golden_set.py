@@ -141,3 +141,49 @@ def test_upload_hints_name_the_checkboxes_not_the_cli_flags():
     from labeler.golden.validation import HINT_SCALE
 
     assert "Keep the file's own grade scale" in gs.upload_hint(HINT_SCALE) and "--" not in gs.upload_hint(HINT_SCALE)
+
+
+def _imported_and_people(store):
+    """q1: imported d1:3 and d2:1; alice grades d1 0 (differs from the import) and d2 1 (agrees).
+    q2: no import; ann and bob grade d5 2 and 0 (a disagreement between people)."""
+    from labeler.golden import GoldenQuery, GoldenSet
+
+    store.import_golden(GoldenSet((GoldenQuery("q1", "How many vacation days?", relevance={"d1": 3, "d2": 1}),)))
+    store.set_judgment("q1", "d1", 0, annotator="alice")
+    store.set_judgment("q1", "d2", 1, annotator="alice")
+    store.add_question("Who approves travel?", query_id="q2")
+    store.set_judgment("q2", "d5", 2, annotator="ann")
+    store.set_judgment("q2", "d5", 0, annotator="bob")
+
+
+def test_golden_overview_separates_disagreements_with_the_import_from_those_between_people(app_home):
+    from app import adjudicate as adj
+
+    store = open_store()
+    _imported_and_people(store)
+    view = gs.overview(store)
+    assert [(d["query_id"], d["doc_id"], d["grades"]) for d in view.disagreements] == [("q2", "d5", "ann:2, bob:0")]
+    assert view.n_disagreements == 1
+    # the exported grade of q1/d1 is the consensus of all grades: floor((0 + 3) / 2) = 1
+    assert list(view.import_differences) == [{"query_id": "q1", "doc_id": "d1", "imported": 3, "annotators": "alice:0",
+                                              "consensus": 1}]
+    assert view.n_with_import == 1
+    note = "Imported grades are not counted: 2 documents carry one; on 1 of them an annotator's grade differs from it."
+    assert view.agreement.startswith("Agreement between annotators over 1 shared judgments") and note in view.agreement
+    assert adj.imported_note(store.ratings()) == note
+    assert [(d.query_id, d.doc_id) for d in adj.disputes(store)] == [("q2", "d5")]  # the same people, the same queue
+
+
+def test_golden_set_and_adjudicate_pages_agree_and_say_imported_grades_are_not_counted(app_home):
+    store, _ = load_demo()
+    q = store.export_golden().queries[0]
+    doc = next(d for d, g in q.relevance.items() if g >= 1)
+    store.set_judgment(q.query_id, doc, 0, annotator="alice")  # alice alone, against the import
+    at = open_app(PAGE)
+    assert {m.label: m.value for m in at.metric}["Annotator disagreements"] == "0"  # between people: none
+    assert any(c.startswith("+ 1 with the imported grades") for c in texts(at.caption))
+    assert any("Imported grades are not counted" in c and "on 1 of them" in c for c in texts(at.caption))
+    adjudicate = open_app("views/adjudicate.py")
+    assert any("No disagreements between annotators to adjudicate" in m for m in texts(adjudicate.info))
+    assert any("Imported grades are not counted" in c and "on 1 of them" in c and "Golden set page" in c
+               for c in texts(adjudicate.caption))

@@ -21,9 +21,12 @@ def health_section(view: GoldenOverview) -> None:
               delta="on target" if health.share_ok else f"target {slo:.0%}-{shi:.0%}",
               delta_color="normal" if health.share_ok else "off")
     h3.metric("Without a relevant document", len(health.without_relevant))
-    h4.metric("Annotator disagreements", len(view.disagreements) + len(view.unanswerable_disagreements),
-              help="Documents graded differently, plus questions some call unanswerable while others "
-                   "graded a document relevant.")
+    h4.metric("Annotator disagreements", view.n_disagreements,
+              help="Between people: documents graded differently, plus questions some call unanswerable while "
+                   "others graded a document relevant. Imported grades are not counted here, in agreement or on "
+                   "the Adjudicate page.")
+    if view.n_with_import:
+        h4.caption(f"+ {view.n_with_import} with the imported grades (not counted; listed under Disagreements)")
     for warning in [*health.warnings(), view.stale]:
         if warning:
             st.warning(warning)
@@ -36,12 +39,18 @@ def health_section(view: GoldenOverview) -> None:
         if health.without_relevant:
             t1.caption("No relevant document yet: " + ", ".join(health.without_relevant[:30]))
         if view.disagreements:
+            t2.markdown(f"**Between annotators** ({view.n_disagreements}): the Adjudicate page queues those on both "
+                        "sides of the relevance line or 2+ grades apart.")
             t2.dataframe(pd.DataFrame(list(view.disagreements)), hide_index=True)
+        if view.import_differences:
+            t2.markdown(f"**With the imported grades** ({view.n_with_import}): not counted in agreement, not "
+                        "adjudicated; the exported grade is the consensus of all grades, the imported one included.")
+            t2.dataframe(pd.DataFrame(list(view.import_differences)), hide_index=True)
         if view.unanswerable_disagreements:
             t2.caption("Unanswerable or not: a vote never outweighs a relevant grade; to disagree with one, "
                        "grade that document 0.")
             t2.dataframe(pd.DataFrame(list(view.unanswerable_disagreements)), hide_index=True)
-        if not view.disagreements and not view.unanswerable_disagreements:
+        if not view.disagreements and not view.unanswerable_disagreements and not view.import_differences:
             t2.caption("No disagreements: every (question, document) judged by several people got one grade.")
         t2.caption(view.agreement)
 

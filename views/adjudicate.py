@@ -24,6 +24,11 @@ def _disputes(url: str, rev: int) -> list[adj.Dispute]:
     return adj.disputes(s)
 
 
+@st.cache_data(show_spinner=False, max_entries=8)
+def _imported_note(url: str, rev: int) -> str:
+    return adj.imported_note(s.ratings(), listed=" (listed on the Golden set page; not adjudicated here)")
+
+
 @st.cache_data(show_spinner="Resampling questions…", max_entries=8)
 def _agreement(url: str, rev: int) -> list[dict]:
     return adj.agreement_view(s).rows()
@@ -33,8 +38,12 @@ items = guard(_disputes, default_db_url(), revision)
 open_items = [d for d in items if d.final is None]
 st.caption("A document is disputed when its grades fall on both sides of the relevance line (some ≥ 1, some 0) or "
            "spread by 2 or more. Its final grade replaces the consensus in exports and evaluation.")
+imported = guard(_imported_note, default_db_url(), revision)
+if imported:
+    st.caption(imported)
 if not items:
-    st.info("No disagreements to adjudicate: every document judged by several people got close grades.")
+    st.info("No disagreements between annotators to adjudicate: every document judged by several people got "
+            "close grades.")
 else:
     st.subheader(f"Queue ({len(open_items)} open of {len(items)})", anchor=False)
     only_open = st.toggle("Open only", value=True, key="adjudicate_open_only")
@@ -60,5 +69,6 @@ else:
 
 st.subheader("Agreement", anchor=False)
 st.caption("Before: the annotators' own grades. After: each adjudicated document counts as agreed at its final "
-           "grade. In brackets, the 95% bootstrap interval over resampled questions (500 resamples, fixed seed).")
+           "grade. In brackets, the 95% bootstrap interval over resampled questions (500 resamples, fixed seed)."
+           + (" Imported grades are not counted." if imported else ""))
 st.dataframe(pd.DataFrame(guard(_agreement, default_db_url(), revision)), hide_index=True)
