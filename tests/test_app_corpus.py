@@ -63,6 +63,51 @@ def test_corpus_open_another_path_asks_first_then_records_it(app_home, tmp_path,
     assert {m.label: m.value for m in again.metric}["Documents"] == "2"
 
 
+def _where_the_index_is_built(at, monkeypatch):
+    """Runs `at` with the page's retriever call marked by a progress bar where the call is made (the
+    real bar sits there, inside the cached build); the page's elements in order, as (type, text)."""
+    import streamlit as st
+
+    import views._loaders as loaders
+
+    real = getattr(loaders.retriever, "__wrapped__", loaders.retriever)
+
+    def marked(path, *args, **kwargs):
+        st.progress(0.5, text="index build here")
+        return real(path, *args, **kwargs)
+
+    marked.__wrapped__ = real
+    monkeypatch.setattr(loaders, "retriever", marked)
+    at.run()
+    assert not at.exception, at.exception
+    said = ("subheader", "success", "error", "warning", "info")
+    return [(el.type, el.proto.text if el.type == "progress" else el.value if el.type in said else "")
+            for el in at.main]
+
+
+def test_opening_a_corpus_shows_its_index_build_next_to_the_button_that_opened_it(app_home, tmp_path, monkeypatch):
+    root = tmp_path / "corpora"
+    root.mkdir()
+    (root / "tiny.csv").write_text("id,title,text\na,Alpha,alpha text here\nb,Beta,beta text here\n",
+                                   encoding="utf-8")
+    monkeypatch.setenv("LABELER_CORPUS_ROOTS", str(root))
+    at = open_app(PAGE)
+    order = _where_the_index_is_built(at, monkeypatch)  # an ordinary visit: at the top, above the documents
+    build = order.index(("progress", "index build here"))
+    assert build < order.index(("subheader", "Documents"))
+    at.text_input(key="open_path").input("tiny.csv")
+    at.button(key="open-path").click().run()
+    at.button(key="confirm-open").click()  # "Yes, open it" is at the bottom of the page ...
+    order = _where_the_index_is_built(at, monkeypatch)  # ... so the new corpus's embedding shows there
+    build = order.index(("progress", "index build here"))
+    assert build > order.index(("subheader", "Open another corpus"))
+    opened = next(i for i, (kind, text) in enumerate(order) if kind == "success" and "Opened " in text)
+    assert order.index(("subheader", "Open another corpus")) < opened < build
+    assert {m.label: m.value for m in at.metric}["Documents"] == "2"  # the counts at the top, once it is built
+    order = _where_the_index_is_built(at, monkeypatch)  # and the next rerun is an ordinary one again
+    assert order.index(("progress", "index build here")) < order.index(("subheader", "Documents"))
+
+
 def test_uploaded_corpus_with_a_bad_line_names_file_and_line_and_keeps_nothing(app_home):
     data = b'{"doc_id": "a", "text": "fine"}\n{"doc_id": "a", "text": "again"}\n'
     with pytest.raises(CorpusError) as err:
