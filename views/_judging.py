@@ -28,9 +28,12 @@ DENSE_WAITED = "dense_waited"
 
 @st.fragment(run_every=2)
 def _dense_watch(path: str) -> None:
-    """While the dense index builds, look every 2 s; when it is ready, rerun the page with dense candidates."""
-    if dense_status(path, wait=False) is None:
+    """While the dense index builds, say how far it is, anew every 2 s (documents embedded, time
+    left); when it is ready, rerun the page with dense candidates."""
+    building = dense_status(path, wait=False)
+    if building is None:
         st.rerun(scope="app")
+    st.info(lb.building_note(building.text))
 
 
 @st.fragment
@@ -66,8 +69,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         candidates = pooled(path, question.question)
     else:  # a big corpus being embedded: label with BM25 now, dense candidates join when ready
         candidates = bm25_pooled(path, question.question)
-        st.info(lb.building_note(building.text))
-        _dense_watch(path)
+        _dense_watch(path)  # the note, kept up to date
     if extra := st.session_state.get(Keys.EXTRA_SYSTEM):  # the sidebar's "Also pool from"
         ranks = {d: r for r, d in enumerate(system_ranking(extra, question.question, me), start=1)}
         candidates = with_ranking(candidates, extra, ranks)
