@@ -99,9 +99,35 @@ def launch_chromium(playwright):
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
 
 
+# Idle, and no input since the last run began (or the input started none within QUIET_MS): right after
+# a click the page is still "notRunning" until the server's rerun begins, so waiting for the idle
+# state alone could return before the click's rerun, and a test then read (or clicked) a page, or a
+# database, the click had not changed yet. The tracker is installed in the page on first use.
+QUIET_MS = 1500
+_IDLE_SINCE_INPUT = """(quiet) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app) return false;
+  const w = window;
+  if (!w.__gtIdle) {
+    const t = w.__gtIdle = {input: -1, run: 0};
+    for (const type of ['pointerdown', 'keydown', 'input', 'change'])
+      document.addEventListener(type, () => { t.input = performance.now(); }, true);
+    new MutationObserver(() => {
+      if (app.getAttribute('data-test-script-state') === 'running') t.run = performance.now();
+    }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+  }
+  const t = w.__gtIdle;
+  return app.getAttribute('data-test-connection-state') === 'CONNECTED'
+    && app.getAttribute('data-test-script-state') === 'notRunning'
+    && (t.run >= t.input || performance.now() - t.input > quiet);
+}"""
+
+
 def wait_ready(page, timeout: float = 120_000) -> None:
-    """Wait until the app is connected and no script is running."""
+    """Wait until the app is connected, no script is running, and the last click or key (if any)
+    has had its rerun (see _IDLE_SINCE_INPUT)."""
     page.wait_for_selector(READY, timeout=timeout)
+    page.wait_for_function(_IDLE_SINCE_INPUT, arg=QUIET_MS, timeout=timeout)
 
 
 def wait_until(check, what: str, timeout: float = 30) -> None:

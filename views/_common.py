@@ -123,3 +123,14 @@ def score_columns(frame) -> dict[str, Any]:
 def actor() -> Actor:
     """Who this rerun acts as (set by the entry script: the local annotator, or the signed-in user)."""
     return st.session_state[Keys.ACTOR]
+
+
+def refresh_label(key: str, label: str) -> None:
+    """Before a select box (`key`) is drawn: when the label of its picked value changed since the last
+    run (a new status mark, an edited text), send the value anew, or the box keeps showing the old
+    label. Only then: a value sent anew also resets what the user is typing into the box."""
+    seen, value = f"_label_of_{key}", st.session_state.get(key)
+    before = st.session_state.get(seen)
+    if key in st.session_state and before is not None and before[0] == value and before[1] != label:
+        st.session_state[key] = value
+    st.session_state[seen] = (value, label)

@@ -6,7 +6,7 @@ import streamlit as st
 
 from app import golden_set as gs
 from app.access import Can
-from views._common import Keys, act, actor, flash, guard, show_flash
+from views._common import Keys, act, actor, flash, guard, refresh_label, show_flash
 from views._loaders import workspace
 from views._health import health_section, progress_section
 from views._upload import upload_section
@@ -53,8 +53,8 @@ else:
     with st.container(border=True):
         st.markdown("**Edit or delete a question**")
         shown = [r["query_id"] for r in rows] or list(view.choices)
-        if st.session_state.get("golden_edit_id") in shown:  # sent anew: the box shows the saved text, not the old one
-            st.session_state["golden_edit_id"] = st.session_state["golden_edit_id"]
+        if (picked := st.session_state.get("golden_edit_id")) in shown:
+            refresh_label("golden_edit_id", view.choices.get(picked, ""))
         chosen = st.selectbox("Question", shown, key="golden_edit_id",
                               format_func=view.choices.get)
         q = view.edits[chosen]
