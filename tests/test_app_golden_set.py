@@ -77,6 +77,21 @@ def test_golden_set_save_from_a_stale_form_changes_nothing(app_home):
     assert at.session_state["golden_edit_id"] == "q-0003" and not at.success
 
 
+def test_an_unchanged_save_just_after_a_pick_says_the_typing_may_have_been_replaced(app_home):
+    # Typed within a moment of picking, the text went into the form the page then replaced: the save
+    # found the new form unchanged. Said as such, not as a bare "Nothing to save".
+    load_demo()
+    at = open_app(PAGE)
+    at.selectbox(key="golden_edit_id").set_value("q-0002").run()
+    at.button(key="FormSubmitter:edit-q-0002-Save changes").click().run()
+    [info] = [m for m in texts(at.info) if m.startswith("Nothing to save")]
+    assert "its form was still loading and replaced your text: type it again" in info
+    at.session_state["_golden_picked"] = ("q-0002", 0.0)  # picked long ago
+    at.button(key="FormSubmitter:edit-q-0002-Save changes").click().run()
+    [info] = [m for m in texts(at.info) if m.startswith("Nothing to save")]
+    assert "type it again" not in info
+
+
 def test_golden_set_delete_asks_for_confirmation(app_home):
     load_demo()
     at = open_app(PAGE)

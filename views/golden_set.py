@@ -1,6 +1,8 @@
 """Golden set: every question with its labels; filter, edit, delete; health; downloads; upload."""
 from __future__ import annotations
 
+import time
+
 import pandas as pd
 import streamlit as st
 
@@ -58,6 +60,8 @@ else:
         chosen = st.selectbox("Question", shown, key="golden_edit_id",
                               format_func=view.choices.get)
         q = view.edits[chosen]
+        if st.session_state.get("_golden_picked", (None,))[0] != chosen:  # when this form was first drawn
+            st.session_state["_golden_picked"] = (chosen, time.monotonic())
 
         def _save(qid: str) -> None:  # qid: the question the submitted form was drawn for
             if (picked := st.session_state.get("golden_edit_id")) != qid:  # saved while the page was catching up
@@ -65,6 +69,8 @@ else:
                              "save again.", "warning", slot=EDIT_SLOT)
             said = act(gs.edit_question, s, me, qid, st.session_state[f"edit_text_{qid}"],
                        st.session_state[f"edit_type_{qid}"], st.session_state[f"edit_notes_{qid}"], slot=EDIT_SLOT)
+            if said and said.startswith("Nothing to save") and time.monotonic() - st.session_state["_golden_picked"][1] < 3:
+                said += " If you typed just after picking it, its form was still loading and replaced your text: type it again."
             if said:
                 flash(said, "success" if said.startswith("Saved") else "info", slot=EDIT_SLOT)
 
