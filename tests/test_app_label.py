@@ -131,6 +131,19 @@ def test_label_shuffle_keeps_the_candidates_in_another_stable_order(app_home):
     grade_card(at, 0, 2)
     first = next(m.value for m in at.markdown if "**1." in m.value)
     assert "dense #" in first or "BM25 #" in first  # shown once graded
+    # A reload keeps it: it is in the URL.
+    assert at.query_params["shuffle"] in ("1", ["1"])
+    from streamlit.testing.v1 import AppTest
+
+    from browser_support import APP
+    reloaded = AppTest.from_file(str(APP), default_timeout=120)
+    reloaded.session_state["annotator"] = "asha"
+    reloaded.query_params.update({"q": "q-0001", "shuffle": "1"})
+    reloaded.run()
+    assert reloaded.toggle(key="shuffle").value is True
+    assert [candidate_doc(reloaded, i) for i in range(n)] == mixed  # the same stable order
+    at.toggle(key="shuffle").set_value(False).run()
+    assert "shuffle" not in at.query_params
 
 
 def test_label_previous_next_move_between_questions(app_home):

@@ -55,8 +55,15 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         st.rerun(scope="app")  # the picker's marks and the counts above change too
     question = status.question
     options = st.columns([2, 2, 5], vertical_alignment="center")
+    if "shuffle" not in st.session_state:  # a reload (or a link) keeps it: it is in the URL
+        st.session_state["shuffle"] = st.query_params.get("shuffle") == "1"
     shuffle = options[0].toggle("Shuffle candidates", key="shuffle", help="A stable random order per question, "
                                 "so the retrievers' ranking does not bias your grades.")
+    if shuffle != (st.query_params.get("shuffle") == "1"):
+        if shuffle:
+            st.query_params["shuffle"] = "1"
+        else:
+            del st.query_params["shuffle"]
     mine = status.votes_unanswerable(me.name)
     mark = not mine
     options[1].button("Mark unanswerable" if mark else "Unmark unanswerable", key="unanswerable",
