@@ -8,7 +8,7 @@ import streamlit as st
 
 from app.label import GRADE_KEYS, GRADES, CandidateView
 from labeler.text import inert
-from views._common import refresh_label
+from views._common import refresh_label, shown_label
 
 BADGE_COLOURS = (("dense", "blue"), ("BM25", "orange"), ("shuffled", "gray"))
 Grade = Callable[[str, int | None], None]  # (doc_id, grade or None to clear)
@@ -110,8 +110,9 @@ def question_picker(key: str, labels: dict[str, str], on_move: Callable[[int], N
     """The question selectbox with Previous/Next buttons (keys P and N); the URL carries `?q=<query_id>`
     (only the id: a link survives edits and status changes, which change the label)."""
     nav1, nav2, nav3 = st.columns([7, 1.6, 1.6], vertical_alignment="bottom")
-    refresh_label(key, labels.get(st.session_state.get(key), ""))
-    nav1.selectbox("Question to label", list(labels), key=key, format_func=labels.get)
+    refresh_label(key, lambda qid: labels.get(qid, ""))
+    picked = nav1.selectbox("Question to label", list(labels), key=key, format_func=labels.get)
+    shown_label(key, picked, labels.get(picked, ""))
     st.query_params["q"] = st.session_state[key]
     nav2.button("Previous", key="prev-question", on_click=on_move, args=(-1,), shortcut="P", width="stretch",
                 icon=":material/arrow_back:")

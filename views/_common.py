@@ -125,12 +125,16 @@ def actor() -> Actor:
     return st.session_state[Keys.ACTOR]
 
 
-def refresh_label(key: str, label: str) -> None:
-    """Before a select box (`key`) is drawn: when the label of its picked value changed since the last
-    run (a new status mark, an edited text), send the value anew, or the box keeps showing the old
-    label. Only then: a value sent anew also resets what the user is typing into the box."""
-    seen, value = f"_label_of_{key}", st.session_state.get(key)
-    before = st.session_state.get(seen)
-    if key in st.session_state and before is not None and before[0] == value and before[1] != label:
+def refresh_label(key: str, label_of: Callable[[Any], str]) -> None:
+    """Before a select box (`key`) is drawn: when the label of its picked value changed since the box
+    last showed it (a new status mark, an edited text), send the value anew, or the box keeps showing
+    the old label. Only then: a value sent anew also resets what the user is typing into the box.
+    After drawing the box, call `shown_label` with what it shows."""
+    before, value = st.session_state.get(f"_label_of_{key}"), st.session_state.get(key)
+    if key in st.session_state and before is not None and before[0] == value and before[1] != label_of(value):
         st.session_state[key] = value
-    st.session_state[seen] = (value, label)
+
+
+def shown_label(key: str, value: Any, label: str) -> None:
+    """Remember what the select box `key` shows now (see refresh_label)."""
+    st.session_state[f"_label_of_{key}"] = (value, label)

@@ -8,7 +8,7 @@ import streamlit as st
 
 from app import golden_set as gs
 from app.access import Can
-from views._common import Keys, act, actor, flash, guard, refresh_label, show_flash
+from views._common import Keys, act, actor, flash, guard, refresh_label, show_flash, shown_label
 from views._loaders import workspace
 from views._health import health_section, progress_section
 from views._upload import upload_section
@@ -55,10 +55,10 @@ else:
     with st.container(border=True):
         st.markdown("**Edit or delete a question**")
         shown = [r["query_id"] for r in rows] or list(view.choices)
-        if (picked := st.session_state.get("golden_edit_id")) in shown:
-            refresh_label("golden_edit_id", view.choices.get(picked, ""))
-        chosen = st.selectbox("Question", shown, key="golden_edit_id",
-                              format_func=view.choices.get)
+        if st.session_state.get("golden_edit_id") in shown:
+            refresh_label("golden_edit_id", lambda qid: view.choices.get(qid, ""))
+        chosen = st.selectbox("Question", shown, key="golden_edit_id", format_func=view.choices.get)
+        shown_label("golden_edit_id", chosen, view.choices.get(chosen, ""))
         q = view.edits[chosen]
         if st.session_state.get("_golden_picked", (None,))[0] != chosen:  # when this form was first drawn
             st.session_state["_golden_picked"] = (chosen, time.monotonic())
