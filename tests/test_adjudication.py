@@ -111,14 +111,21 @@ def test_agreement_after_adjudication_counts_adjudicated_documents_as_agreed(sto
         "Fleiss' κ (items every annotator judged)", "Krippendorff's α (ordinal)", "Cohen's κ ann / bob"]
 
 
-def test_adjudicate_page_sets_a_final_grade(app_home):
-    from browser_support import open_app, texts
+
+def adjudicate_page_with_one_dispute():
+    """The Adjudicate page, as lead, over one question whose leave-001 ann graded 3 and bob 0."""
+    from browser_support import open_app
 
     with open_store() as s:
         s.add_question("How many vacation days?", query_id="q1")
         s.set_judgment("q1", "leave-001", 3, annotator="ann")
         s.set_judgment("q1", "leave-001", 0, annotator="bob")
-    at = open_app("views/adjudicate.py", annotator="lead")
+    return open_app("views/adjudicate.py", annotator="lead")
+
+def test_adjudicate_page_sets_a_final_grade(app_home):
+    from browser_support import texts
+
+    at = adjudicate_page_with_one_dispute()
     assert "Queue (1 open of 1)" in [h.value for h in at.subheader]
     at.radio(key="adjudicate_grade").set_value(2)
     at.text_input(key="adjudicate_note").input("States the number of days.")
@@ -159,13 +166,9 @@ def test_setting_a_final_grade_needs_a_grade_chosen_not_a_withdrawal(store):
 
 
 def test_adjudicate_page_preselects_no_grade_and_refuses_until_one_is_chosen(app_home):
-    from browser_support import open_app, texts
+    from browser_support import texts
 
-    with open_store() as s:
-        s.add_question("How many vacation days?", query_id="q1")
-        s.set_judgment("q1", "leave-001", 3, annotator="ann")
-        s.set_judgment("q1", "leave-001", 0, annotator="bob")
-    at = open_app("views/adjudicate.py", annotator="lead")
+    at = adjudicate_page_with_one_dispute()
     assert at.radio(key="adjudicate_grade").value is None  # no 0 to set by accident
     at.text_input(key="adjudicate_note").input("States the number of days.")
     at.button(key="FormSubmitter:adjudicate-form-Set the final grade").click().run()

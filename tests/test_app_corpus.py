@@ -17,6 +17,16 @@ from storage.store import open_store
 PAGE = "views/corpus.py"
 
 
+
+def tiny_corpus_root(tmp_path, monkeypatch):
+    """A corpus root (LABELER_CORPUS_ROOTS) holding tiny.csv, two documents."""
+    root = tmp_path / "corpora"
+    root.mkdir()
+    (root / "tiny.csv").write_text("id,title,text\na,Alpha,alpha text here\nb,Beta,beta text here\n",
+                                   encoding="utf-8")
+    monkeypatch.setenv("LABELER_CORPUS_ROOTS", str(root))
+    return root
+
 def test_corpus_page_shows_counts_model_index_and_browses(app_home):
     at = open_app(PAGE)
     values = {m.label: m.value for m in at.metric}
@@ -43,11 +53,7 @@ def test_corpus_open_a_path_missing_or_outside_the_roots_says_the_same_and_keeps
 
 
 def test_corpus_open_another_path_asks_first_then_records_it(app_home, tmp_path, monkeypatch):
-    root = tmp_path / "corpora"
-    root.mkdir()
-    (root / "tiny.csv").write_text("id,title,text\na,Alpha,alpha text here\nb,Beta,beta text here\n",
-                                   encoding="utf-8")
-    monkeypatch.setenv("LABELER_CORPUS_ROOTS", str(root))
+    root = tiny_corpus_root(tmp_path, monkeypatch)
     at = open_app(PAGE)
     at.text_input(key="open_path").input("tiny.csv")  # relative to the first root
     at.button(key="open-path").click().run()
@@ -86,11 +92,7 @@ def _where_the_index_is_built(at, monkeypatch):
 
 
 def test_opening_a_corpus_shows_its_index_build_next_to_the_button_that_opened_it(app_home, tmp_path, monkeypatch):
-    root = tmp_path / "corpora"
-    root.mkdir()
-    (root / "tiny.csv").write_text("id,title,text\na,Alpha,alpha text here\nb,Beta,beta text here\n",
-                                   encoding="utf-8")
-    monkeypatch.setenv("LABELER_CORPUS_ROOTS", str(root))
+    tiny_corpus_root(tmp_path, monkeypatch)
     at = open_app(PAGE)
     order = _where_the_index_is_built(at, monkeypatch)  # an ordinary visit: at the top, above the documents
     build = order.index(("progress", "index build here"))

@@ -86,7 +86,8 @@ def test_an_unchanged_save_just_after_a_pick_says_the_typing_may_have_been_repla
     at.button(key="FormSubmitter:edit-q-0002-Save changes").click().run()
     [info] = [m for m in texts(at.info) if m.startswith("Nothing to save")]
     assert "its form was still loading and replaced your text: type it again" in info
-    at.session_state["_golden_picked"] = ("q-0002", 0.0)  # picked long ago
+    value, label, _ = at.session_state["_shown_golden_edit_id"]
+    at.session_state["_shown_golden_edit_id"] = (value, label, 0.0)  # picked long ago
     at.button(key="FormSubmitter:edit-q-0002-Save changes").click().run()
     [info] = [m for m in texts(at.info) if m.startswith("Nothing to save")]
     assert "type it again" not in info

@@ -118,14 +118,20 @@ def test_keyboard_focus_is_scrolled_into_view(server, page):
     screenshot(page, "screens-keyboard-focus", full_page=False)
 
 
-def test_keys_pressed_faster_than_the_app_answers_are_all_kept(server, page):
-    # Presses 60-150 ms apart used to be dropped (0, J, 1 graded #2 and #5). A queue in the page
-    # replays each key once the app is idle again.
+def open_new_question(server, page) -> tuple:
+    """A new question asha has not graded, open on the Label page with its candidates drawn; (store, its id)."""
     app, store = server
     qid = store.add_question("How many vacation days do new employees get?", author="asha").query_id
     page.goto(app.url + f"/?annotator=asha&q={qid}")
     wait_ready(page)
     page.locator(".st-key-cand-6").wait_for()
+    return store, qid
+
+
+def test_keys_pressed_faster_than_the_app_answers_are_all_kept(server, page):
+    # Presses 60-150 ms apart used to be dropped (0, J, 1 graded #2 and #5). A queue in the page
+    # replays each key once the app is idle again.
+    store, qid = open_new_question(server, page)
     for key in "2103210":
         page.keyboard.press(key)
         page.wait_for_timeout(80)
@@ -192,11 +198,7 @@ def test_two_annotators_in_two_browsers_have_their_own_progress(server, playwrig
 def test_the_first_key_after_a_page_load_is_kept(server, page):
     # A digit pressed the moment the freshly loaded page went idle used to vanish, and the keys after
     # it shifted onto the wrong cards (2 0 J 1 graded #1 0 and #3 1 instead of #1 2, #2 0, #4 1).
-    app, store = server
-    qid = store.add_question("How many vacation days do new employees get?", author="asha").query_id
-    page.goto(app.url + f"/?annotator=asha&q={qid}")
-    wait_ready(page)
-    page.locator(".st-key-cand-6").wait_for()
+    store, qid = open_new_question(server, page)
     docs = [page.locator(f".st-key-cand-{i} small code").first.inner_text() for i in range(4)]
     page.reload()
     wait_ready(page)

@@ -3,6 +3,7 @@ error instead of a traceback, messages kept across a callback, and who the annot
 (The cached store, corpus and retriever are in `views/_loaders.py`.)"""
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -130,11 +131,18 @@ def refresh_label(key: str, label_of: Callable[[Any], str]) -> None:
     last showed it (a new status mark, an edited text), send the value anew, or the box keeps showing
     the old label. Only then: a value sent anew also resets what the user is typing into the box.
     After drawing the box, call `shown_label` with what it shows."""
-    before, value = st.session_state.get(f"_label_of_{key}"), st.session_state.get(key)
+    before, value = st.session_state.get(f"_shown_{key}"), st.session_state.get(key)
     if key in st.session_state and before is not None and before[0] == value and before[1] != label_of(value):
         st.session_state[key] = value
 
 
 def shown_label(key: str, value: Any, label: str) -> None:
-    """Remember what the select box `key` shows now (see refresh_label)."""
-    st.session_state[f"_label_of_{key}"] = (value, label)
+    """Remember what the select box `key` shows now (see refresh_label), and since when it shows that value."""
+    before = st.session_state.get(f"_shown_{key}")
+    since = before[2] if before is not None and before[0] == value else time.monotonic()
+    st.session_state[f"_shown_{key}"] = (value, label, since)
+
+
+def shown_for(key: str) -> float:
+    """Seconds since the select box `key` began showing its value (a pick), as `shown_label` recorded."""
+    return time.monotonic() - st.session_state[f"_shown_{key}"][2]

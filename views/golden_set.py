@@ -1,14 +1,12 @@
 """Golden set: every question with its labels; filter, edit, delete; health; downloads; upload."""
 from __future__ import annotations
 
-import time
-
 import pandas as pd
 import streamlit as st
 
 from app import golden_set as gs
 from app.access import Can
-from views._common import Keys, act, actor, flash, guard, refresh_label, show_flash, shown_label
+from views._common import Keys, act, actor, flash, guard, refresh_label, show_flash, shown_for, shown_label
 from views._loaders import workspace
 from views._health import health_section, progress_section
 from views._upload import upload_section
@@ -60,8 +58,6 @@ else:
         chosen = st.selectbox("Question", shown, key="golden_edit_id", format_func=view.choices.get)
         shown_label("golden_edit_id", chosen, view.choices.get(chosen, ""))
         q = view.edits[chosen]
-        if st.session_state.get("_golden_picked", (None,))[0] != chosen:  # when this form was first drawn
-            st.session_state["_golden_picked"] = (chosen, time.monotonic())
 
         def _save(qid: str) -> None:  # qid: the question the submitted form was drawn for
             if (picked := st.session_state.get("golden_edit_id")) != qid:  # saved while the page was catching up
@@ -69,7 +65,7 @@ else:
                              "save again.", "warning", slot=EDIT_SLOT)
             said = act(gs.edit_question, s, me, qid, st.session_state[f"edit_text_{qid}"],
                        st.session_state[f"edit_type_{qid}"], st.session_state[f"edit_notes_{qid}"], slot=EDIT_SLOT)
-            if said and said.startswith("Nothing to save") and time.monotonic() - st.session_state["_golden_picked"][1] < 3:
+            if said and said.startswith("Nothing to save") and shown_for("golden_edit_id") < 3:
                 said += " If you typed just after picking it, its form was still loading and replaced your text: type it again."
             if said:
                 flash(said, "success" if said.startswith("Saved") else "info", slot=EDIT_SLOT)
