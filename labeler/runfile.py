@@ -47,6 +47,10 @@ def parse_run(text: str, *, source: str | None = None,
     Raises RunFormatError listing every bad line (`undecodable`: numbers of lines that were not
     UTF-8, blanked in `text` by the reader), with the hints they need; RunFileError for no lines.
     """
+    if text.lstrip(" \t\r\n\ufeff").startswith("{"):  # a run line never starts with "{": a JSON object
+        raise RunFileError("this is JSON (a saved `--json` report?), not a TREC run file", path=source,
+                           hint="score the TREC run file the report was made from; to compare two saved reports, "
+                                "use `labeler compare A.json B.json`.")
     run: dict[str, dict[str, float]] = {}
     first_seen: dict[tuple[str, str], int] = {}
     problems: list[tuple[int, str, str]] = [(n, "not UTF-8 text", "save the run file as UTF-8.") for n in undecodable]

@@ -56,10 +56,29 @@ def require_judgments(golden: GoldenSet) -> None:
                          hint="grade some candidates on the Label page, or import a golden set with judgments.")
 
 
+class NoSharedQuestionError(InputError):
+    """Scoring refused because the run ranks none of the golden set's questions."""
+
+
+def require_shared_questions(golden: GoldenSet, run: Run, *, source: str | None = None) -> None:
+    """NoSharedQuestionError when the run ranks no question of the golden set: a run made for
+    another golden set, where every question would score 0."""
+    asked = [q.query_id for q in golden.queries]
+    if not asked or not run or any(q in run for q in asked):
+        return
+    raise NoSharedQuestionError(
+        f"the run shares no question with the golden set: it ranks {len(run)} questions (first {next(iter(run))!r}), "
+        f"the golden set has {len(asked)} (first {asked[0]!r}), so every question would score 0",
+        path=source, hint="score it against the golden set it was made for, or (on the command line) pass --allow-missing to score anyway.")
+
+
 def score_run(golden: GoldenSet, run: Run, *, cutoffs: Iterable[int] = DEFAULT_CUTOFFS, extra: Iterable[str] = (),
               min_grade: int = 1, abstain_threshold: float | None = None,
-              ci_resamples: int = CI_RESAMPLES) -> EvalReport:
-    """Score a fixed run (e.g. a TREC run file) against the golden set."""
+              ci_resamples: int = CI_RESAMPLES, allow_missing: bool = False) -> EvalReport:
+    """Score a fixed run (e.g. a TREC run file) against the golden set; refused when the run shares
+    no question with it (`require_shared_questions`), unless `allow_missing`."""
+    if not allow_missing:
+        require_shared_questions(golden, run)
     if abstain_threshold is not None and not math.isfinite(abstain_threshold):
         raise ConfigError(f"abstention threshold {abstain_threshold} is not a finite number",
                           hint="give a score such as 0.3, or leave it out for none.")
@@ -77,30 +96,34 @@ def retrieve(golden: GoldenSet, retriever: "Retriever", config: "RunConfig", *,
 
 def evaluate_retriever(golden: GoldenSet, retriever: "Retriever", config: "RunConfig", *,
                        cutoffs: Iterable[int] = DEFAULT_CUTOFFS, extra: Iterable[str] = (), min_grade: int = 1,
-                       progress: Progress | None = None, stale: str = "include",
+                       progress: Progress | None = None, stale: str = "include", allow_missing: bool = False,
                        ) -> tuple[dict[str, dict[str, float]], EvalReport]:
     """Retrieve for every question with `config` and score: (run, report). Judgments that are stale
     against the retriever's corpus are included, excluded or refused (`stale`, see
-    labeler.evaluation.stale); the report says how many there were."""
-    scored, found = apply_stale_policy(golden, retriever.corpus, stale)
+    labeler.evaluation.stale); the report says how many there were. A golden set whose judged
+    documents are nearly all missing from the corpus is refused unless `allow_missing`."""
+    scored, found = apply_stale_policy(golden, retriever.corpus, stale, allow_missing=allow_missing)
     run = retrieve(scored, retriever, config, progress=progress)
     report = score_run(scored, run, cutoffs=cutoffs, extra=extra, min_grade=min_grade,
-                       abstain_threshold=config.abstain_threshold)
+                       abstain_threshold=config.abstain_threshold, allow_missing=allow_missing)
     return run, dataclasses.replace(report, settings={**report.settings, "stale": stale_settings(found, stale)})
 
 
 def evaluate_system(golden: GoldenSet, system: "System", *, k: int = 100, corpus: "Corpus | None" = None,
                     cutoffs: Iterable[int] = DEFAULT_CUTOFFS, extra: Iterable[str] = (), min_grade: int = 1,
                     stale: str = "include", progress: Progress | None = None,
-                    abstain_threshold: float | None = None) -> tuple["SystemRun", EvalReport]:
+                    abstain_threshold: float | None = None,
+                    allow_missing: bool = False) -> tuple["SystemRun", EvalReport]:
     """Ask any system (an endpoint, a callable, a run file, the built-in pipeline) for every golden
     question and score what it answered. A question the system failed on is not scored as a miss:
     it is left out, and the report lists it with the error (settings["failed"]). With `corpus`,
     stale judgments are counted (and included, excluded or refused) as for the built-in pipeline.
-    `abstain_threshold` is on the system's own score scale (its top hit's score), as for a run file."""
+    `abstain_threshold` is on the system's own score scale (its top hit's score), as for a run file.
+    A golden set nearly all missing from `corpus`, or a run file sharing no question with it, is
+    refused unless `allow_missing`."""
     found = None
     if corpus is not None:
-        golden, found = apply_stale_policy(golden, corpus, stale)
+        golden, found = apply_stale_policy(golden, corpus, stale, allow_missing=allow_missing)
     answered = system.search_many(golden.questions(), k, progress=progress)
     # A question a run file does not rank scores 0, as in trec_eval -c; any other error is a failure.
     failed = {q: e for q, e in answered.errors.items() if e.kind != "not_in_run"}
@@ -108,7 +131,7 @@ def evaluate_system(golden: GoldenSet, system: "System", *, k: int = 100, corpus
         raise no_answer_error(system.name, [failed[q] for q in answered.query_ids if q in failed])
     scored = GoldenSet(tuple(q for q in golden.queries if q.query_id not in failed))
     report = score_run(scored, answered.run(), cutoffs=cutoffs, extra=extra, min_grade=min_grade,
-                       abstain_threshold=abstain_threshold)
+                       abstain_threshold=abstain_threshold, allow_missing=allow_missing)
     settings = {**report.settings, "system": system.describe(),
                 "failed": {q: f"{e.kind}: {e.message}" for q, e in failed.items()}}
     if found is not None:

@@ -165,3 +165,83 @@ def test_cli_probe_findings_are_one_line_exit_2(tmp_path, case):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Hint:" in lines[0] and "Traceback" not in result.output, result.output
     assert (snapshot(db), snapshot(foreign)) == before
+
+
+# Commands that would score nothing (every metric 0) refuse instead, naming the counts and the
+# flag that scores anyway; `export` refuses a missing folder as `--db` does.
+
+def _seed(tmp_path):
+    from test_cli_scoring import SEED_GOLDEN, SEED_RUN
+
+    golden, run = tmp_path / "g.jsonl", tmp_path / "r.trec"
+    golden.write_text(SEED_GOLDEN)
+    run.write_text(SEED_RUN)
+    return golden, run
+
+
+def _one_line_exit_2(result, *words: str) -> str:
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Hint:" in lines[0] and "Traceback" not in result.output, result.output
+    assert all(w in lines[0] for w in words), lines[0]
+    return lines[0]
+
+
+def test_cli_score_a_run_sharing_no_question_exits_2_unless_allowed(tmp_path):
+    golden, run = _seed(tmp_path)
+    other = tmp_path / "other.trec"  # the same rankings under other question ids: made for another golden set
+    other.write_text(run.read_text().replace("q", "x"))
+    result = CliRunner().invoke(cli, ["score", str(golden), str(other)])
+    _one_line_exit_2(result, str(other), "shares no question", "ranks 3 questions", "has 3", "--allow-missing")
+    assert result.stdout == ""
+    allowed = CliRunner().invoke(cli, ["score", str(golden), str(other), "--allow-missing", "--json"])
+    assert allowed.exit_code == 0 and json.loads(allowed.stdout)["counts"]["missing_from_run"] == 3
+
+
+def test_cli_compare_runs_sharing_no_question_with_the_golden_set_exits_2(tmp_path):
+    golden, run = _seed(tmp_path)
+    other = tmp_path / "other.trec"
+    other.write_text(run.read_text().replace("q", "x"))
+    _one_line_exit_2(CliRunner().invoke(cli, ["compare", str(run), str(other), "--golden", str(golden)]),
+                     str(other), "shares no question")
+
+
+def test_cli_eval_a_golden_set_for_another_corpus_exits_2_and_writes_nothing(tmp_path):
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(CORPUS)  # d1..d5
+    golden = tmp_path / "other-corpus.jsonl"  # 9 of its 10 judged documents are not in the corpus
+    golden.write_text("".join(json.dumps({"query_id": f"q{i}", "question": f"Doc {i}?",
+                                          "relevance": {f"x{i}": 1, f"y{i}": 0, **({"d1": 1} if i == 1 else {})}})
+                              + "\n" for i in range(1, 5)) + json.dumps({"query_id": "q5", "question": "Doc?",
+                                                                          "relevance": {"x5": 1}}) + "\n")
+    saved = tmp_path / "run.trec"
+    args = ["eval", str(corpus), str(golden), "--retriever", "bm25", "--save-run", str(saved)]
+    before = sorted(p.name for p in tmp_path.iterdir())
+    _one_line_exit_2(CliRunner().invoke(cli, args), str(golden), "9 of 10 judged documents", "5 questions",
+                     "--allow-missing")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no run file, no index built
+    allowed = CliRunner().invoke(cli, [*args, "--allow-missing"])
+    assert allowed.exit_code == 0, allowed.output
+    assert "9 of 10 judgments stale" in allowed.stderr and saved.exists()
+    # 8 of 10 missing is below the refusal line (90%): scored, with the stale warning
+    golden.write_text(golden.read_text().replace('"x2": 1', '"d2": 1'))
+    scored = CliRunner().invoke(cli, ["eval", str(corpus), str(golden), "--retriever", "bm25"])
+    assert scored.exit_code == 0 and "8 of 10 judgments stale" in scored.stderr, scored.output
+
+
+def test_cli_score_a_saved_json_report_says_what_it_is(tmp_path):
+    golden, run = _seed(tmp_path)
+    report = tmp_path / "report.json"
+    report.write_text(CliRunner().invoke(cli, ["score", str(golden), str(run), "--json"]).stdout)
+    _one_line_exit_2(CliRunner().invoke(cli, ["score", str(golden), str(report)]), str(report),
+                     "this is JSON", "not a TREC run file", "labeler compare")
+
+
+@pytest.mark.parametrize("fmt", ["jsonl", "trec", "beir"])
+def test_cli_export_into_a_missing_folder_exits_2_and_creates_nothing(tmp_path, fmt):
+    _, db = _db_with_questions(tmp_path)
+    out = tmp_path / "no-such-dir" / "deeper" / "out.jsonl"
+    before = snapshot(db)
+    _one_line_exit_2(CliRunner().invoke(cli, ["export", str(out), "--format", fmt, "--db", str(db)]),
+                     str(out.parent), "does not exist", "mkdir -p")
+    assert not (tmp_path / "no-such-dir").exists() and snapshot(db) == before

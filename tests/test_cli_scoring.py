@@ -221,3 +221,31 @@ def test_cli_score_starts_without_heavy_libraries(seed_files):
             "print(r.exit_code, heavy); sys.exit(0 if r.exit_code == 0 and not heavy else 1)")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_cli_compare_cutoffs_choose_the_metrics_compared(seed_files, tmp_path):
+    golden, run, better = seed_files
+    paths = []
+    for path in (run, better):
+        saved = tmp_path / f"{path.stem}.json"
+        saved.write_text(invoke("score", golden, path, "--json").stdout)
+        paths.append(saved)
+    data = json.loads(invoke("compare", *paths, "--cutoffs", "3", "--json").stdout)
+    # cutoff 3 and the measures without a cutoff; nothing at 1, 5, 10 or 100
+    assert list(data["metrics"]) == ["recall@3", "precision@3", "mrr@3", "ndcg@3", "hit@3", "mrr", "map",
+                                     "r_precision", "judged@3", "ndcg_condensed@3"]
+    from_runs = json.loads(invoke("compare", run, better, "--golden", golden, "--cutoffs", "3", "--json").stdout)
+    assert list(from_runs["metrics"]) == list(data["metrics"])  # saved reports and run files: one rule
+    assert len(json.loads(invoke("compare", *paths, "--json").stdout)["metrics"]) > 10  # no --cutoffs: all shared
+
+
+def test_cli_compare_cutoffs_the_reports_lack_exits_2(seed_files, tmp_path):
+    golden, run, better = seed_files
+    paths = []
+    for path in (run, better):
+        saved = tmp_path / f"{path.stem}.json"
+        saved.write_text(invoke("score", golden, path, "--cutoffs", "3", "--json").stdout)
+        paths.append(saved)
+    result = CliRunner().invoke(cli, ["compare", *map(str, paths), "--cutoffs", "10"])
+    assert result.exit_code == 2 and "no metric at cutoff 10 (they were scored at 3)" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Hint:" in result.stderr

@@ -68,6 +68,15 @@ def import_command(golden: Path, corpus: Path | None, collection: str, db_url: s
                f"{collection!r} of {shown_url(store.url)}.")  # a PostgreSQL password is never printed
 
 
+def _require_folder(out: Path) -> None:
+    """The folder OUT goes into must exist, as --db's folder must: a typo is refused, not created."""
+    folder = out.expanduser().absolute().parent
+    if folder.exists() or not next(p for p in folder.parents if p.exists()).is_dir():
+        return  # there, or under a regular file (which the writer names)
+    raise InputError("the output folder does not exist", path=str(folder),
+                     hint=f"create it first (mkdir -p {folder}), or pass another output path.")
+
+
 @cli.command("export")
 @click.argument("out", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "trec", "beir"]), default="jsonl", show_default=True,
@@ -85,6 +94,7 @@ def export_command(out: Path, fmt: str, collection: str, db_url: str | None, com
     from labeler.transfer import export_to, golden_to_export
     from storage import normalize_db_url, open_store
 
+    _require_folder(out)
     url = normalize_db_url(db_url)
     if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).exists():
         raise InputError("no labeler database here yet", path=url[len("sqlite:///"):],

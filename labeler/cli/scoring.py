@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from labeler.cli import EXIT_BAR_MISSED, EXIT_OK, cli, handle_errors
 from labeler.cli.options import PIPELINE_ONLY, config_options
 from labeler.cli.params import CUTOFFS_TEXT, cutoffs_options, depth_option, parse_bars, resolve_cutoffs
 from labeler.cli.render import missed_bars, render_comparison, render_report
-from labeler.errors import InputError
+from labeler.errors import InputError, LabelerError
 
 
 def _emit_json(data: dict[str, Any]) -> None:
@@ -33,6 +34,15 @@ def _finish(report, bars) -> None:
         click.echo(line, err=True)
     if failures:
         sys.exit(EXIT_BAR_MISSED)
+
+
+@contextmanager
+def _located(path: str, *errors: type[LabelerError]):
+    """Name `path` in a refusal the core raised without knowing which file it came from."""
+    try:
+        yield
+    except errors as exc:
+        raise type(exc)(exc.message, path=path, hint=exc.hint) from None
 
 
 def _measure(name: str) -> str:
@@ -59,6 +69,9 @@ _common_options = [
     click.option("--worst-by", default=None, metavar="METRIC", help="Metric for the worst-questions list [ndcg@10]."),
     click.option("-m", "--metric", "metrics", multiple=True, metavar="METRIC",
                  help="Also report this metric (repeatable), e.g. ndcg_condensed@10 or map@10."),
+    click.option("--allow-missing", is_flag=True,
+                 help="Score even a run sharing no question with GOLDEN, or a GOLDEN whose judged documents are "
+                      "(nearly) all missing from CORPUS, instead of refusing (exit 2): every metric would be ~0."),
 ]
 
 
@@ -78,20 +91,22 @@ def common_options(fn):
 @handle_errors
 def score_command(golden: str, run_file: str, cutoffs: str | None, old_cutoffs: str | None,
                   abstain_threshold: float | None, as_json: bool, min_grade: int, keep_scale: bool,
-                  fail_under: tuple[str, ...], worst_by: str | None, metrics: tuple[str, ...]) -> None:
+                  fail_under: tuple[str, ...], worst_by: str | None, metrics: tuple[str, ...],
+                  allow_missing: bool) -> None:
     """Score a TREC run file (query_id Q0 doc_id rank score tag) against GOLDEN.
 
     GOLDEN is a golden JSONL file or a BEIR folder (queries.jsonl + qrels/test.tsv).
     """
     from labeler.golden import read_golden
     from labeler.runfile import read_run
-    from labeler.runs import score_run
+    from labeler.runs import NoSharedQuestionError, score_run
 
     ks, bars = resolve_cutoffs(cutoffs, old_cutoffs), parse_bars(fail_under)
     golden_set = read_golden(golden, keep_scale=keep_scale)
     extra = _extra([*metrics, *(m for m, _ in bars)])
-    report = score_run(golden_set, read_run(Path(run_file)), cutoffs=ks, extra=extra, min_grade=min_grade,
-                       abstain_threshold=abstain_threshold)
+    with _located(run_file, NoSharedQuestionError):
+        report = score_run(golden_set, read_run(Path(run_file)), cutoffs=ks, extra=extra, min_grade=min_grade,
+                           abstain_threshold=abstain_threshold, allow_missing=allow_missing)
     if as_json:
         _emit_json({**report.to_dict(), "golden": str(golden), "run": str(run_file)})
     else:
@@ -119,7 +134,7 @@ def score_command(golden: str, run_file: str, cutoffs: str | None, old_cutoffs: 
 def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save_run: str | None,
                  system_source: str | None, db_url: str | None, stale: str, as_json: bool,
                  min_grade: int, keep_scale: bool, fail_under: tuple[str, ...], worst_by: str | None,
-                 metrics: tuple[str, ...], **options) -> None:
+                 metrics: tuple[str, ...], allow_missing: bool, **options) -> None:
     """Run the live retrieval pipeline on every question of GOLDEN over CORPUS and score it.
 
     GOLDEN is a golden JSONL file or a BEIR folder (a BEIR folder can be both CORPUS and GOLDEN).
@@ -129,8 +144,9 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
     from labeler.golden import read_golden
     from labeler.runfile import write_run
     from labeler.corpus import load_corpus
-    from labeler.evaluation.stale import stale_line
-    from labeler.runs import evaluate_retriever, evaluate_system, failed_line
+    from labeler.corpus_versions import golden_staleness
+    from labeler.evaluation.stale import MissingDocumentsError, refuse_missing, stale_line
+    from labeler.runs import NoSharedQuestionError, evaluate_retriever, evaluate_system, failed_line
 
     ks, bars = resolve_cutoffs(cutoffs, None), parse_bars(fail_under)
     if system_source is not None:
@@ -141,14 +157,20 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
     if max(ks) > config.k:
         click.echo(f"note: cutoff {max(ks)} is deeper than the {config.k} documents retrieved "
                    f"(Hint: pass -k {max(ks)})", err=True)
+    loaded = load_corpus(corpus)
+    if not allow_missing:  # before any index is built: a golden set for another corpus scores nothing
+        with _located(golden, MissingDocumentsError):
+            refuse_missing(golden_staleness(golden_set, loaded))
     system = None
     if system_source is not None:
         system = _system(system_source, db_url)
         bar = ProgressBar()
         try:
-            answered, report = evaluate_system(golden_set, system, k=config.k, corpus=load_corpus(corpus), cutoffs=ks,
-                                               extra=_extra([*metrics, *(m for m, _ in bars)]), min_grade=min_grade,
-                                               stale=stale, progress=bar, abstain_threshold=abstain_threshold)
+            with _located(system_source, NoSharedQuestionError):
+                answered, report = evaluate_system(golden_set, system, k=config.k, corpus=loaded,
+                                                   cutoffs=ks, extra=_extra([*metrics, *(m for m, _ in bars)]),
+                                                   min_grade=min_grade, stale=stale, progress=bar,
+                                                   abstain_threshold=abstain_threshold, allow_missing=allow_missing)
         finally:
             bar.close()
             system.close()
@@ -161,7 +183,7 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
         try:
             run, report = evaluate_retriever(golden_set, retriever, config, cutoffs=ks,
                                              extra=_extra([*metrics, *(m for m, _ in bars)]), min_grade=min_grade,
-                                             progress=bar, stale=stale)
+                                             progress=bar, stale=stale, allow_missing=allow_missing)
         finally:
             bar.close()
     if line := stale_line(report.settings):
@@ -243,10 +265,11 @@ def _run_tag(system) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option("--min-grade", type=click.IntRange(min=1), default=1, show_default=True)
 @click.option("--keep-scale", is_flag=True)
+@click.option("--allow-missing", is_flag=True, help="With --golden: score a run sharing no question with it anyway.")
 @handle_errors
 def compare_command(run_a: str, run_b: str, golden: str | None, metrics: tuple[str, ...], cutoffs: str | None,
                     old_cutoffs: str | None, gated: str | None, alpha: float, min_judged: float | None, as_json: bool,
-                    min_grade: int, keep_scale: bool) -> None:
+                    min_grade: int, keep_scale: bool, allow_missing: bool) -> None:
     """Paired comparison of run NEW with run BASE (the baseline) on the same golden set.
 
     BASE and NEW are saved `labeler score --json` / `labeler eval --json` outputs, or TREC run files
@@ -266,16 +289,22 @@ def compare_command(run_a: str, run_b: str, golden: str | None, metrics: tuple[s
     if golden is not None:
         from labeler.golden import read_golden
         from labeler.runfile import read_run
-        from labeler.runs import score_run
+        from labeler.runs import NoSharedQuestionError, score_run
 
         golden_set = read_golden(golden, keep_scale=keep_scale)
         extra = _extra([gated] if gated else [])
-        report_a, report_b = (score_run(golden_set, read_run(Path(p)), cutoffs=ks, extra=extra, min_grade=min_grade,
-                                        ci_resamples=0) for p in (run_a, run_b))
+        reports = []
+        for path in (run_a, run_b):
+            with _located(path, NoSharedQuestionError):
+                reports.append(score_run(golden_set, read_run(Path(path)), cutoffs=ks, extra=extra,
+                                         min_grade=min_grade, ci_resamples=0, allow_missing=allow_missing))
+        report_a, report_b = reports
     else:
         report_a, report_b = read_report(run_a), read_report(run_b)
     if gated is None:
-        comparison = compare_reports(report_a, report_b, [_measure(m) for m in metrics] or None)
+        given = cutoffs is not None or old_cutoffs is not None
+        shown = [_measure(m) for m in metrics] or (_at_cutoffs(report_a, report_b, ks) if given else None)
+        comparison = compare_reports(report_a, report_b, shown)
         if as_json:
             _emit_json({"a": str(run_a), "b": str(run_b), **comparison.to_dict()})
         else:
@@ -297,3 +326,21 @@ def compare_command(run_a: str, run_b: str, golden: str | None, metrics: tuple[s
         for line in verdict.lines():
             click.echo(line)
     sys.exit(EXIT_OK if verdict.passed else EXIT_BAR_MISSED)
+
+
+def _at_cutoffs(report_a, report_b, ks: tuple[int, ...]) -> list[str]:
+    """The measures both reports hold at the cutoffs asked for (`compare --cutoffs`) and those with no
+    cutoff (MRR, MAP), in the order `score` reports them; a ConfigError when none is at those cutoffs."""
+    from labeler.errors import ConfigError
+    from labeler.metrics import parse_measure
+    from labeler.runs import measures_for
+
+    held = [m for m in report_a.measures if m in report_b.measures]
+    cut = {m: parse_measure(m).cutoff for m in held}
+    shown = [m for m in measures_for(ks) if m in cut and cut[m] in (None, *ks)]
+    if not any(cut[m] is not None for m in shown):
+        scored = sorted({c for c in cut.values() if c is not None})
+        raise ConfigError(f"the reports hold no metric at cutoff {','.join(map(str, ks))} "
+                          f"(they were scored at {','.join(map(str, scored)) or 'no cutoff'})",
+                          hint="pick from those cutoffs, or score the runs again with these --cutoffs.")
+    return shown

@@ -28,6 +28,15 @@ class StaleLabelsError(LabelerError):
     exit_code = 1
 
 
+class MissingDocumentsError(InputError):
+    """Scoring refused because (nearly) every judged document is missing from the corpus searched."""
+
+
+# At or above this share of judged documents missing from the corpus, the golden set was made for
+# another corpus: every metric would be (close to) 0, so scoring is refused unless asked for.
+MISSING_REFUSED = 0.9
+
+
 def check_policy(policy: str) -> str:
     """The policy, or an InputError naming the choices."""
     if policy not in STALE_POLICIES:
@@ -35,10 +44,25 @@ def check_policy(policy: str) -> str:
     return policy
 
 
-def apply_stale_policy(golden: GoldenSet, corpus: Corpus, policy: str = "include") -> tuple[GoldenSet, GoldenStaleness]:
-    """The golden set to score under `policy`, and what was stale in it against `corpus`."""
+def refuse_missing(found: GoldenStaleness, *, source: str | None = None) -> None:
+    """MissingDocumentsError when at least MISSING_REFUSED of the judged documents are missing from
+    the corpus: a golden set for another corpus, which would score (nearly) nothing."""
+    if not found.n_judged or found.n_missing < MISSING_REFUSED * found.n_judged:
+        return
+    raise MissingDocumentsError(
+        f"{found.n_missing} of {found.n_judged} judged documents (in {len(found.missing)} questions) are missing "
+        "from the corpus searched: the golden set was made for another corpus, and every metric would be near 0",
+        path=source, hint="score it against the corpus it was labelled on, or (on the command line) pass --allow-missing to score anyway.")
+
+
+def apply_stale_policy(golden: GoldenSet, corpus: Corpus, policy: str = "include", *,
+                       allow_missing: bool = False) -> tuple[GoldenSet, GoldenStaleness]:
+    """The golden set to score under `policy`, and what was stale in it against `corpus`. Refused
+    (`refuse_missing`) when nearly every judged document is missing, unless `allow_missing`."""
     check_policy(policy)
     found = golden_staleness(golden, corpus)
+    if not allow_missing:
+        refuse_missing(found)
     if policy == "fail" and found.n_stale:
         raise StaleLabelsError(f"{found.text}; scoring refused (--stale fail)",
                                hint="re-check them on the Label page (or re-import against this corpus), "
