@@ -12,7 +12,7 @@ from app.systems import system_line
 from labeler import runs
 from labeler.config import RunConfig, parse_filters
 from labeler.corpus import Corpus
-from labeler.evaluation import EvalReport
+from labeler.evaluation import CI_RESAMPLES, EvalReport
 from labeler.evaluation.stale import stale_line
 from labeler.metrics import DEFAULT_CUTOFFS
 from labeler.progress import Progress
@@ -98,14 +98,42 @@ def load_run(store: Store, run_id: int) -> RunView:
 
 def metric_rows(report: EvalReport, k: int) -> list[dict[str, Any]]:
     """Mean and 95% CI of Recall/Precision/MRR/nDCG at k (plus hit@k and condensed nDCG@k when
-    computed), each with judged@k: the share of the top k that has any judgment."""
+    computed). judged@k is one figure per cutoff, shared by every row: `judged_line` says it once."""
     rows = []
     for name in [*headline_measures(k), f"hit@{k}", f"ndcg_condensed@{k}"]:
         if name in report.metrics:
             lo, hi = report.ci95.get(name, (float("nan"), float("nan")))
-            rows.append({"metric": name, "mean": report.metrics[name], "ci95_low": lo, "ci95_high": hi,
-                         f"judged@{k}": report.metrics.get(f"judged@{k}")})
+            rows.append({"metric": name, "mean": report.metrics[name], "ci95_low": lo, "ci95_high": hi})
     return rows
+
+
+def judged_line(report: EvalReport, k: int) -> str:
+    """judged@k, once for the table at cutoff k: what share of the top k the numbers rest on."""
+    judged = report.metrics.get(f"judged@{k}")
+    if judged is None:
+        return ""
+    return (f"judged@{k} = {judged:.4f}: the share of this run's top {k} documents, over the scored questions, "
+            f"that has a judgment. It is one figure for cutoff {k}, behind every metric above; an unjudged "
+            "document counts as not relevant.")
+
+
+def ci_line(report: EvalReport) -> str:
+    """What ci95_low and ci95_high are, with the resamples and seed the report was scored with."""
+    settings = report.settings or {}
+    resamples, seed = settings.get("ci_resamples", CI_RESAMPLES), settings.get("seed", 0)
+    return (f"ci95_low – ci95_high: 95% percentile bootstrap CI of the mean over the "
+            f"{report.counts.get('answerable', 0)} scored questions ({resamples:,} resamples of the questions, "
+            f"seed {seed}). A wide interval means too few questions to tell close runs apart.")
+
+
+def score_scale_note(config: Mapping[str, Any]) -> str:
+    """What the abstention threshold is a threshold on, when it is not a similarity ("" otherwise)."""
+    if config.get("retriever") != "hybrid" or config.get("reranker"):
+        return ""
+    rrf_k = int(config.get("rrf_k") or 60)
+    return (f"Hybrid retrieval: these scores are fused (RRF) ranks, Σ 1/({rrf_k} + rank) over the dense and BM25 "
+            f"lists, at most 2/{rrf_k + 1} = {2 / (rrf_k + 1):.4f}, not similarities: a threshold on them says how "
+            "high both lists ranked the top document, not how close it is to the question.")
 
 
 LOW_JUDGED = 0.5  # below this share of judged documents in the top k, the page warns

@@ -52,11 +52,11 @@ def test_evaluate_run_shows_metrics_per_type_abstention_worst_and_saves_it(app_h
     assert any("Run #1 saved" in m for m in texts(at.success))
     metrics = at.dataframe[0].value
     assert list(metrics["metric"]) == ["recall@10", "precision@10", "mrr@10", "ndcg@10", "hit@10", "ndcg_condensed@10"]
-    assert "judged@10" in metrics.columns
     assert ((metrics["ci95_low"] <= metrics["mean"]) & (metrics["mean"] <= metrics["ci95_high"])).all()
     per_type = at.dataframe[1].value
     assert set(per_type["query_type"]) >= {"numeric-fact", "policy-lookup"}
     assert any("Unanswerable correctly left empty" in m.label for m in at.metric)
+    assert not any("RRF" in c for c in texts(at.caption))  # dense scores: no fusion note
     assert any("first relevant" in e.label for e in at.expander)
     runs = open_store().list_runs()
     assert len(runs) == 1 and runs[0].summary["abstention"]["threshold"] == 0.3
@@ -204,3 +204,29 @@ def test_evaluate_worst_questions_titles_come_from_the_corpus_the_run_searched(a
     again = open_app(PAGE)
     assert not again.exception, again.exception
     assert list(again.expander[-1].dataframe[0].value["title"]) == list(worst["title"])
+
+
+def _scripts(at) -> list[str]:
+    return [h.proto.body for h in at.get("html") if "scrollIntoView" in h.proto.body]
+
+
+def test_evaluate_results_say_once_what_they_rest_on_and_come_into_view_after_a_run(app_home):
+    load_demo()
+    at = open_app(PAGE)
+    at.selectbox(key="cfg_retriever").set_value("hybrid")
+    at.text_input(key="cfg_threshold").input("0.03")
+    at.button(key=RUN).click().run()
+    assert not at.exception, at.exception
+    assert list(at.dataframe[0].value.columns) == ["metric", "mean", "ci95_low", "ci95_high"]  # judged@10 not repeated
+    report = open_store().list_runs()[0].summary
+    captions = texts(at.caption)
+    judged = [c for c in captions if c.startswith("judged@10 = ")]
+    assert len(judged) == 1 and f"{report['metrics']['judged@10']:.4f}" in judged[0]
+    assert any("95% percentile bootstrap CI" in c and "2,000 resamples" in c and "seed 0" in c for c in captions)
+    assert any("fused (RRF) ranks" in c and "not similarities" in c for c in captions)
+    scripts = _scripts(at)
+    assert len(scripts) == 1 and "st-key-eval-results" in scripts[0]  # the constant selector, no data
+    at.selectbox(key="eval_cutoff").set_value(5).run()
+    assert not at.exception and _scripts(at) == []  # once after a run, not on every rerun
+    assert any(c.startswith("judged@5 = ") for c in texts(at.caption))
+

@@ -10,6 +10,7 @@ from app.access import Actor, Can
 from labeler.corpus import Corpus
 from storage import Store
 from views._common import Keys, act, flash, guard, score_columns, show_flash
+from views._eval_results import scroll_after_run
 
 NEW = "(new declaration)"
 SLOT = "systems_flash"
@@ -23,6 +24,7 @@ def _progress():
 
 def _finish(record) -> None:
     st.session_state[Keys.EVAL_RUN] = record.run_id
+    scroll_after_run()
     st.success(f"Run #{record.run_id} saved ({sy.system_line(record.config)}).")
 
 

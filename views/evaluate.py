@@ -9,6 +9,7 @@ from app import evaluate as ev
 from views._common import HOLES_PARAM, Keys, actor, guard, score_columns
 from views._loaders import retriever, run_corpus, run_holes, saved_runs, workspace
 from views._config_form import config_form
+from views._eval_results import abstention_section, metrics_section, results_heading, scroll_after_run
 from views._systems import endpoint_section, upload_section
 
 st.title("Evaluate", anchor=False)
@@ -40,6 +41,7 @@ if submitted:
                                                                     text=f"{stage}: {done} / {total} questions"))
     bar.empty()
     st.session_state[Keys.EVAL_RUN] = record.run_id
+    scroll_after_run()
     st.success(f"Run #{record.run_id} saved (config {record.config_hash}).")
 
 saved = saved_runs(s)
@@ -51,7 +53,7 @@ ids = [r.run_id for r in saved]
 labels = {r.run_id: ev.run_label(r) for r in saved}
 if st.session_state.get(Keys.EVAL_RUN) not in ids:
     st.session_state[Keys.EVAL_RUN] = ids[0]
-st.subheader("Results", anchor=False)
+results_heading()
 v1, v2 = st.columns([3, 1])
 run_id = v1.selectbox("Run", ids, key=Keys.EVAL_RUN, format_func=labels.get)
 cutoff = v2.selectbox("Cutoff k", ev.CUTOFFS, index=ev.CUTOFFS.index(ev.DEFAULT_CUTOFF), key="eval_cutoff")
@@ -65,9 +67,7 @@ if rows := view.missing_rows:
     with st.expander(f"Stale judgments per question ({len(rows)} questions)"):
         st.dataframe(pd.DataFrame(rows), hide_index=True, key="stale_table")
 
-metrics = pd.DataFrame(ev.metric_rows(report, cutoff))
-st.container(key="metrics").dataframe(metrics, hide_index=True, key="metrics_table", width=640,
-                                      column_config=score_columns(metrics))
+metrics_section(report, cutoff)
 types = ev.per_type_rows(report, cutoff)
 if types:
     st.markdown(f"**Per query type** (@{cutoff})")
@@ -77,13 +77,7 @@ if types:
     t2.bar_chart(pd.DataFrame(types), x="query_type", y=[f"ndcg@{cutoff}", f"recall@{cutoff}"], stack=False, height=260)
 
 if report.abstention is not None:
-    st.markdown("**Unanswerable questions: abstaining when the top score is below a threshold**")
-    a1, a2 = st.columns([2, 3])
-    for label, value, help_text in ev.abstention_lines(report):
-        a1.metric(label, value, help=help_text)
-    a1.caption(ev.suggestion_line(report))
-    if ev.sweep_rows(report):
-        a2.line_chart(pd.DataFrame(ev.sweep_rows(report)), x="threshold", height=260)
+    abstention_section(report, view.record.config)
 
 st.markdown("**Worst questions** (retrieved documents with their grades, and the rank of the first relevant one)")
 metric = st.selectbox("By metric", ev.headline_measures(cutoff), index=3, key="worst_metric")
