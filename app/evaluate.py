@@ -222,7 +222,7 @@ def history_rows(saved: Sequence[RunSummary]) -> list[dict[str, Any]]:
         metrics = r.summary.get("metrics", {})
         stale = (r.summary.get("settings") or {}).get("stale") or {}
         rows.append({"run": r.run_id, "created": r.created_at, "by": r.created_by, "name": r.name,
-                     "corpus": r.corpus_line, "stale labels": stale.get("n_stale"),
+                     "corpus": r.corpus_line, "stale judged documents": stale.get("n_stale"),
                      "config": r.config_hash,
                      "golden": (r.golden_hash or "")[7:15],
                      **{m: metrics.get(m) for m in headline_measures(DEFAULT_CUTOFF)}})

@@ -50,7 +50,7 @@ class GoldenOverview:
     disagreements: tuple[dict[str, Any], ...]  # between people (the first 50)
     agreement: str
     unanswerable_disagreements: tuple[dict[str, Any], ...] = ()  # votes against relevant grades
-    stale: str = ""  # how many judgments are stale against the current corpus version ("" when none)
+    stale: str = ""  # how many judged documents are stale against the current corpus version ("" when none)
     import_differences: tuple[dict[str, Any], ...] = ()  # people's grades against an imported one (the first 50)
     n_disagreements: int = 0  # between people: documents graded differently, unanswerable splits
     n_with_import: int = 0  # the same, where only the imported grades disagree: not counted, not adjudicated
@@ -110,9 +110,10 @@ def overview(store: Store, *, max_disagreements: int = 50) -> GoldenOverview:
     with_import = tuple({"query_id": q, "doc_id": d, "imported": ratings[q, d][IMPORT_ANNOTATOR],
                          "annotators": _grades(people[q, d]),
                          "consensus": qrels[q][d]} for q, d in differ[:max_disagreements])
+    golden = store.export_golden()
     return GoldenOverview(tuple(rows), choices, edits, tuple(sorted(types, key=lambda t: (-types[t], t))),
-                          golden_health(store.export_golden()), disagreements, _agreement_line(ratings), tuple(split),
-                          stale_line(store.stale_judgments(), getattr(store.get_collection(), "corpus_version", None)),
+                          golden_health(golden), disagreements, _agreement_line(ratings), tuple(split),
+                          stale_line(store, golden),
                           with_import, len(between) + people_split, len(differ) + len(split) - people_split)
 
 

@@ -13,8 +13,9 @@ from typing import Any
 
 from app.access import Actor, Can
 from labeler.corpus import Corpus, Document
-from labeler.corpus_versions import DELETED, word_diff
+from labeler.corpus_versions import DELETED, golden_staleness, stale_count_text, word_diff
 from labeler.errors import InputError
+from labeler.golden import GoldenSet
 from labeler.text import inert
 from storage import Store
 from storage.versions import StaleJudgment
@@ -100,20 +101,18 @@ def remove(store: Store, actor: Actor, query_id: str, doc_id: str) -> str:
     return f"Removed your grade of {doc_id} on {query_id} (kept in its history)."
 
 
-def stale_line(stale: Sequence[StaleJudgment], version: int | None) -> str:
-    """The Golden set page's line: how many judgments are stale and why ("" when none)."""
-    if not stale:
+def stale_line(store: Store, golden: GoldenSet) -> str:
+    """The Golden set page's line: how many judged documents of `golden` (the collection's export)
+    are stale against the current corpus version, in the words and by the count Evaluate uses
+    ("" when none, or before a version is recorded)."""
+    current = store.current_doc_hashes()
+    found = golden_staleness(golden, current) if current is not None else None
+    if found is None or not found.n_stale:
         return ""
-    deleted = sum(1 for s in stale if s.reason == DELETED)
-    questions = len({s.query_id for s in stale})
+    version = getattr(store.get_collection(), "corpus_version", None)
     against = f" against corpus version {version}" if version else ""
-    return (f"{_n(len(stale), 'judgment')} on {_n(questions, 'question')} {'is' if len(stale) == 1 else 'are'} "
-            f"stale{against}: {_n(len(stale) - deleted, 'document')} edited since judged, {deleted} missing from the "
-            "corpus. Re-check them on the Label page; evaluations count them (and can leave them out).")
-
-
-def _n(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
+    return (f"{stale_count_text(found.n_stale, found.n_judged, found.n_missing, found.n_edited, found.n_questions)}"
+            f"{against}. Re-check them on the Label page; evaluations count them (and can leave them out).")
 
 
 def version_rows(store: Store) -> list[dict[str, Any]]:

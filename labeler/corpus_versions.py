@@ -93,19 +93,36 @@ class GoldenStaleness:
         return {(q, d) for part in (self.missing, self.edited) for q, docs in part.items() for d in docs}
 
     @property
+    def n_questions(self) -> int:
+        """Questions with at least one stale judged document."""
+        return len(set(self.missing) | set(self.edited))
+
+    @property
     def text(self) -> str:
-        """One line: how many judgments are stale against this corpus, and why."""
+        """One line: how many judged documents are stale against this corpus, and why."""
         if not self.n_judged:
             return "no judged documents"
         unchecked = self.n_judged - self.n_hashed
         tail = f"; {unchecked} carry no content hash, so edits to them cannot be seen" if unchecked else ""
-        return (f"{self.n_stale} of {self.n_judged} judgments stale: {self.n_missing} documents missing from the "
-                f"corpus, {self.n_edited} edited since judged{tail}")
+        return stale_count_text(self.n_stale, self.n_judged, self.n_missing, self.n_edited, self.n_questions) + tail
 
 
-def golden_staleness(golden: GoldenSet, corpus: Corpus) -> GoldenStaleness:
-    """Check every judged document of `golden` against `corpus` (content hashes from the file's
-    optional `doc_hashes` field)."""
+def stale_count_text(n_stale: int, n_judged: int, n_missing: int, n_edited: int, n_questions: int) -> str:
+    """The one wording of a stale count, on every page and in the CLI. It counts judged documents:
+    (question, document) pairs, however many grades each has, as the exported golden set holds them."""
+    return (f"{n_stale} of {n_judged} judged documents stale on {n_questions} question{'' if n_questions == 1 else 's'}: "
+            f"{n_missing} missing from the corpus, {n_edited} edited since judged")
+
+
+def golden_staleness(golden: GoldenSet, corpus: Corpus | Mapping[str, str]) -> GoldenStaleness:
+    """Check every judged document of `golden` (content hashes from the file's optional `doc_hashes`
+    field: the hash its latest grade was given against) against `corpus`, or against the current
+    {doc_id: content hash} of a corpus version."""
+    if isinstance(corpus, Corpus):
+        docs = corpus
+        current = lambda doc_id: (doc.content_hash if (doc := docs.get(doc_id)) is not None else None)  # noqa: E731
+    else:
+        current = corpus.get
     missing: dict[str, tuple[str, ...]] = {}
     edited: dict[str, tuple[str, ...]] = {}
     n_judged = n_hashed = 0
@@ -115,10 +132,9 @@ def golden_staleness(golden: GoldenSet, corpus: Corpus) -> GoldenStaleness:
         gone, changed = [], []
         for doc_id in sorted(q.relevance):
             n_judged += 1
-            doc = corpus.get(doc_id)
             given = hashes.get(doc_id) if isinstance(hashes.get(doc_id), str) else None
             n_hashed += given is not None
-            why = staleness(given, doc.content_hash if doc is not None else None)
+            why = staleness(given, current(doc_id))
             if why == DELETED:
                 gone.append(doc_id)
             elif why == EDITED:

@@ -119,6 +119,12 @@ class Store:
                 return []
             return versions.stale_judgments(conn, row.id, query_id=query_id, annotator=annotator)
 
+    def current_doc_hashes(self, *, collection: str = DEFAULT_COLLECTION) -> dict[str, str] | None:
+        """{doc_id: content hash} of the collection's current corpus version (None before one)."""
+        with self._db.read() as conn:
+            row = C.collection_row(conn, collection)
+            return versions.current_hashes(conn, row.id) if row is not None else None
+
     def judged_content(self, doc_hash: str | None) -> Document | None:
         """The document as a judge saw it, by content hash (doc_id empty), or None if not kept."""
         with self._db.read() as conn:

@@ -93,6 +93,11 @@ def text_of(conn: Connection, doc_hash: str | None) -> Document | None:
     return Document("", row.title, row.text, row.metadata or {}) if row is not None else None
 
 
+def current_hashes(conn: Connection, cid: int) -> dict[str, str] | None:
+    """{doc_id: content hash} of the current corpus version (None before one is recorded)."""
+    return _current_hashes(conn, cid) if latest(conn, cid) is not None else None
+
+
 def _current_hashes(conn: Connection, cid: int) -> dict[str, str]:
     d = S.corpus_docs
     return dict(conn.execute(sa.select(d.c.doc_id, d.c.doc_hash).where(d.c.collection_id == cid)).all())

@@ -222,11 +222,11 @@ def test_cli_eval_a_golden_set_for_another_corpus_exits_2_and_writes_nothing(tmp
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # no run file, no index built
     allowed = CliRunner().invoke(cli, [*args, "--allow-missing"])
     assert allowed.exit_code == 0, allowed.output
-    assert "9 of 10 judgments stale" in allowed.stderr and saved.exists()
+    assert "9 of 10 judged documents stale" in allowed.stderr and saved.exists()
     # 8 of 10 missing is below the refusal line (90%): scored, with the stale warning
     golden.write_text(golden.read_text().replace('"x2": 1', '"d2": 1'))
     scored = CliRunner().invoke(cli, ["eval", str(corpus), str(golden), "--retriever", "bm25"])
-    assert scored.exit_code == 0 and "8 of 10 judgments stale" in scored.stderr, scored.output
+    assert scored.exit_code == 0 and "8 of 10 judged documents stale" in scored.stderr, scored.output
 
 
 def test_cli_score_a_saved_json_report_says_what_it_is(tmp_path):

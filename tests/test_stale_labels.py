@@ -84,7 +84,8 @@ def test_edit_and_delete_make_grades_stale_and_recheck_clears_them(graded):
     rc.remove(store, ASHA, q1, DELETED)
     assert len(store.stale_judgments()) == 2  # q2's two remain
     # The Golden set page counts them; an evaluation reports the remaining stale count.
-    assert "2 judgments on 1 question are stale against corpus version 2" in gs.overview(store).stale
+    assert ("2 of 5 judged documents stale on 1 question: 1 missing from the corpus, 1 edited since judged against "
+            "corpus version 2") in gs.overview(store).stale
     retriever = open_retriever(corpus_file, BM25)
     record = run_evaluation(store, ASHA, retriever, BM25, corpus_path=str(corpus_file))
     stale_info = record.summary["settings"]["stale"]
@@ -93,6 +94,21 @@ def test_edit_and_delete_make_grades_stale_and_recheck_clears_them(graded):
     excluded = run_evaluation(store, ASHA, retriever, BM25, stale="exclude", corpus_path=str(corpus_file))
     assert excluded.summary["settings"]["stale"]["policy"] == "exclude"
     assert excluded.per_query[q2]["ndcg@10"] != record.per_query[q2]["ndcg@10"]  # scored without the stale grades
+
+
+def test_stale_count_is_one_number_in_the_same_words_on_the_golden_set_and_evaluate_pages(graded):
+    from app.evaluate import load_run
+
+    store, corpus_file, v1, (q1, q2) = graded
+    for qid in (q1, q2):  # a second annotator on the same documents: 12 grades, 6 judged documents
+        for doc_id, grade in ((EDITED, 2), (DELETED, 3), ("leave-003", 0)):
+            store.set_judgment(qid, doc_id, grade, annotator="bo", doc=v1.get(doc_id))
+    store.ensure_collection(corpus_path=str(corpus_file), corpus=write_corpus(corpus_file, edit=EDITED, delete=DELETED))
+    assert len(store.stale_judgments()) == 8  # grades: 2 annotators x 2 questions x 2 documents
+    same = "4 of 6 judged documents stale on 2 questions: 2 missing from the corpus, 2 edited since judged"
+    assert gs.overview(store).stale.startswith(same + " against corpus version 2.")
+    record = run_evaluation(store, ASHA, open_retriever(corpus_file, BM25), BM25, corpus_path=str(corpus_file))
+    assert load_run(store, record.run_id).stale_warning == same + "; included in the scores."
 
 
 def test_a_version_is_recorded_only_when_the_content_changes(graded):
@@ -122,8 +138,8 @@ def test_golden_file_carries_hashes_and_eval_detects_stale_labels_from_the_file_
     base = ["eval", str(other), str(golden_file), "--retriever", "bm25"]
     included = labeler(*base, "--json")
     assert included.returncode == 0, included.stderr
-    assert "warning: 4 of 6 judgments stale (2 documents missing from the corpus in 2 questions, 2 edited" \
-        in included.stderr
+    assert ("warning: 4 of 6 judged documents stale on 2 questions: 2 missing from the corpus, 2 edited since judged; "
+            "included in the scores.") in included.stderr
     assert json.loads(included.stdout)["settings"]["stale"]["n_stale"] == 4
     refused = labeler(*base, "--stale", "fail")
     assert refused.returncode == 1 and "scoring refused (--stale fail)" in refused.stderr
@@ -152,8 +168,8 @@ def test_another_corpus_under_the_golden_set_says_what_is_missing_and_runs_know_
     other_file.write_text(json.dumps({"_id": "x-1", "title": "Other", "text": "Unrelated text about ships."}) + "\n")
     other = load_corpus(other_file)
     store.ensure_collection(corpus_path=str(other_file), corpus=other)
-    assert "6 judgments on 2 questions are stale against corpus version 2: 0 documents edited since judged, " \
-           "6 missing from the corpus" in gs.overview(store).stale
+    assert ("6 of 6 judged documents stale on 2 questions: 6 missing from the corpus, 0 edited since judged against "
+            "corpus version 2") in gs.overview(store).stale
     second = run_evaluation(store, ASHA, open_retriever(other_file, BM25), BM25, corpus_path=str(other_file))
     assert second.summary["settings"]["stale"]["n_missing"] == 6  # every judged document, graded 3 or 0
     runs = store.list_runs()

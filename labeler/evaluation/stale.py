@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from labeler.corpus import Corpus
-from labeler.corpus_versions import GoldenStaleness, golden_staleness
+from labeler.corpus_versions import GoldenStaleness, golden_staleness, stale_count_text
 from labeler.errors import InputError, LabelerError
 from labeler.golden import GoldenSet
 
@@ -90,6 +90,6 @@ def stale_line(settings: Any) -> str:
     if not info or not info.get("n_stale"):
         return ""
     verb = {"include": "included in the scores", "exclude": "left out of the scores"}.get(info.get("policy"), "")
-    per_q = len(info.get("missing", {}))
-    return (f"{info['n_stale']} of {info['n_judged']} judgments stale ({info['n_missing']} documents missing from "
-            f"the corpus in {per_q} questions, {info['n_edited']} edited since judged), {verb}.")
+    questions = len(set(info.get("missing") or {}) | set(info.get("edited") or {}))
+    return (stale_count_text(info["n_stale"], info["n_judged"], info["n_missing"], info["n_edited"], questions)
+            + f"; {verb}.")
