@@ -14,9 +14,9 @@ from app.accounts import team_mode
 from labeler.candidates import Candidate, keyword_search, query_terms, shuffled
 from labeler.corpus import Corpus
 from labeler.errors import InputError
-from labeler.status import Status
+from labeler.status import Status, status_reason
 from labeler.text import highlight_markup, inert, snippet
-from storage import Store
+from storage import IMPORT_ANNOTATOR, Store
 from storage.records import QuestionStatus, QuestionSummary
 
 GRADES = {0: "Not relevant", 1: "Partly", 2: "Relevant", 3: "Answers fully"}
@@ -240,14 +240,19 @@ def unanswerable_notes(status: QuestionStatus, annotator: str, *, hidden: bool =
     return notes
 
 
-def status_line(status: QuestionStatus, *, hidden: bool = False) -> str:
-    """Type and status badges and the id, as markdown (the type is user text, made inert); how many
-    documents an adjudicator settled, unless others' labels are `hidden` (blind judging)."""
+def status_line(status: QuestionStatus, *, hidden: bool = False, candidates: Sequence[str] = ()) -> str:
+    """Type and status badges and the id, as markdown (the type is user text, made inert); unless
+    others' labels are `hidden` (blind judging), why it has its status (labeler.status, counting the
+    `candidates` on screen nobody judged) and how many documents an adjudicator settled."""
     q = status.question
     type_badge = f":violet-badge[{inert(q.query_type)}] " if q.query_type else ""
     n = 0 if hidden else len(status.adjudicated)  # final grades: they outweigh the consensus
     settled = f" · {n} document{'s' if n != 1 else ''} adjudicated" if n else ""
-    return f"{type_badge}{STATUS_BADGES[status.status]} · `{q.query_id}`{settled}"
+    grades = {**status.consensus, **status.adjudicated}
+    people = {j.annotator for j in status.judgments} - {IMPORT_ANNOTATOR}
+    why = "" if hidden else " · " + status_reason(status.status, grades, n_annotators=len(people),
+                                                  candidates=tuple(candidates))
+    return f"{type_badge}{STATUS_BADGES[status.status]} · `{q.query_id}`{why}{settled}"
 
 
 # --------------------------------------------------------------------------- actions

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from labeler.status import Status
+from labeler.status import Status, status_from_counts
 from storage import schema as S
 from storage.collection import collection_id
 from storage.records import IMPORT_ANNOTATOR, QuestionSummary
@@ -148,12 +148,8 @@ def _counts(conn: Connection, cid: int, ids: list[int] | None, with_annotators: 
 
 
 def _status(unanswerable: bool, any_relevant: int, n_judged: int) -> Status:
-    # labeler.status.status_of, from counts instead of the consensus grades themselves.
-    if unanswerable:
-        return Status.UNANSWERABLE
-    if any_relevant:
-        return Status.DONE
-    return Status.STARTED if n_judged else Status.NEW
+    # The one rule (labeler.status), from counts instead of the consensus grades themselves.
+    return status_from_counts(unanswerable, bool(any_relevant), bool(n_judged))
 
 
 def judged_by(conn: Connection, *, collection: str, annotator: str) -> dict[str, int]:

@@ -4,8 +4,10 @@ A question wants `overlap` independent judges (a team setting). Its seats are ta
 people who judged it (graded at least one document or voted it unanswerable; the import
 pseudo-annotator is no judge) and by the live claims of others. "Next question" picks, among
 the questions with a free seat that this annotator has neither judged nor claimed, the one
-closest to done (most seats taken), then the oldest; and claims it until `expires_at`. An
+closest to full (most seats taken), then the oldest; and claims it until `expires_at`. An
 expired claim is deleted by the next call, which returns the question to the queue.
+Seats are not the labelling status (labeler.status): a question is *done* once a document is
+relevant, and stays in the queue until `overlap` people have judged it.
 
 Atomic on both engines: the pick and the claim run in one write transaction that first locks
 the collection (storage.collection.lock_collection: BEGIN IMMEDIATE on SQLite, the collection

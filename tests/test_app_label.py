@@ -315,3 +315,15 @@ def test_label_recheck_queue_after_the_corpus_changes(app_home, tmp_path, monkey
     at.button(key="recheck-0-confirm").click().run()
     assert not at.exception and open_store().stale_judgments() == []
     assert any(f"Confirmed: your grade of {doc}" in m for m in texts(at.success)), (texts(at.success), texts(at.error), [e.label for e in at.expander])
+
+
+def test_label_status_says_why_a_question_is_done(app_home):
+    at = add_question(open_app(annotator="asha"))
+    n = len(card_ids(at))
+    assert any("new: nothing judged yet" in m.value for m in at.markdown)
+    grade_card(at, 0, 0)
+    assert any(f"started: 1 document judged by 1 annotator, none relevant yet; {n - 1} of {n} candidates unjudged"
+               in m.value for m in at.markdown)
+    grade_card(at, 1, 2)
+    assert any(f"done: 1 relevant document (consensus grade ≥ 1) by 1 annotator; {n - 2} of {n} candidates unjudged"
+               in m.value for m in at.markdown), [m.value for m in at.markdown][:6]
