@@ -116,9 +116,13 @@ def stale_line(store: Store, golden: GoldenSet) -> str:
 
 
 def version_rows(store: Store) -> list[dict[str, Any]]:
-    """The Corpus page's history: one row per recorded version, newest first."""
+    """The Corpus page's history: one row per recorded version, newest first. A row recording another
+    corpus (another source: labeler.corpus_versions.same_source) has no added/deleted/edited counts."""
+    def count(v, ids) -> int | None:
+        return None if v.new_corpus else len(ids)
+
     return [{"version": v.version, "recorded": v.created_at, "by": v.created_by, "documents": v.n_docs,
-             "added": len(v.diff.added), "deleted": len(v.diff.deleted), "edited": len(v.diff.edited),
+             "added": count(v, v.diff.added), "deleted": count(v, v.diff.deleted), "edited": count(v, v.diff.edited),
              "note": v.note, "path": v.corpus_path or "", "fingerprint": v.fingerprint[:19]}
             for v in store.corpus_versions()]
 

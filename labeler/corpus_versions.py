@@ -47,6 +47,28 @@ class CorpusDiff:
         return cls(tuple(data.get("added", ())), tuple(data.get("deleted", ())), tuple(data.get("edited", ())))
 
 
+# An uploaded corpus is kept as <home>/corpora/<stem>-<16 hex of its bytes>[/<file name>]: each
+# upload of an edited file gets a new folder, but it is the same source.
+_UPLOADED = re.compile(r"[/\\]corpora[/\\](?P<stem>[^/\\]+)-[0-9a-f]{16}(?:[/\\](?P<name>[^/\\]+))?$")
+
+
+def corpus_source(corpus_path: str | None) -> str | None:
+    """What a corpus was opened from, the same for every version of it: the path it was opened
+    from, or for an upload the uploaded file's name (`upload:handbook.jsonl`). None when unknown."""
+    if not corpus_path:
+        return None
+    if m := _UPLOADED.search(corpus_path):
+        return f"upload:{m['name'] or m['stem'] + '.zip'}"
+    return corpus_path
+
+
+def same_source(old_path: str | None, new_path: str | None) -> bool:
+    """True when `new_path` can hold a new version of the corpus opened from `old_path`: the same
+    source, or a source unknown on either side (databases from before paths were recorded)."""
+    old, new = corpus_source(old_path), corpus_source(new_path)
+    return old is None or new is None or old == new
+
+
 def diff_hashes(old: Mapping[str, str], new: Mapping[str, str]) -> CorpusDiff:
     """How `new` (doc_id -> content hash) differs from `old`."""
     return CorpusDiff(tuple(sorted(new.keys() - old.keys())), tuple(sorted(old.keys() - new.keys())),

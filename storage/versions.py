@@ -18,9 +18,12 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from labeler.corpus import Corpus, Document
-from labeler.corpus_versions import DELETED, EDITED, CorpusDiff, diff_hashes
+from labeler.corpus_versions import DELETED, EDITED, CorpusDiff, corpus_source, diff_hashes, same_source
 from storage import schema as S
 from storage.schema import utc_now
+
+
+NEW_CORPUS = "new_corpus"  # in a version's stored diff: it records another corpus, not an edit
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ class CorpusVersion:
     note: str
     created_at: str
     created_by: str
+    new_corpus: bool = False  # another source than the version before: no diff against it is recorded
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,7 @@ class StaleJudgment:
 
 def _version(row: Any) -> CorpusVersion:
     return CorpusVersion(row.version, row.corpus_path, row.fingerprint, row.n_docs, CorpusDiff.from_json(row.diff),
-                         row.note, row.created_at, row.created_by)
+                         row.note, row.created_at, row.created_by, bool(row.diff.get(NEW_CORPUS)))
 
 
 def versions(conn: Connection, cid: int) -> list[CorpusVersion]:
@@ -129,14 +133,22 @@ def record_version(conn: Connection, cid: int, corpus: Corpus, corpus_path: str 
     # first version, against this one: nothing older is known).
     adopted = _hash_unhashed(conn, cid, old, None) if last is not None else _hash_unhashed(conn, cid, new, corpus)
     diff = diff_hashes(old, new) if last is not None else CorpusDiff()
-    note = ("first version recorded" if last is None else f"changed since version {last.version}: {diff.text}")
+    other = last is not None and not same_source(last.corpus_path, corpus_path)
+    if last is None:
+        note = "first version recorded"
+    elif other:  # not an edit of the corpus before it: its "diff" would be every document
+        note = (f"another corpus ({corpus_source(corpus_path)}, {len(corpus)} documents), not a version of "
+                f"{corpus_source(last.corpus_path)}")
+    else:
+        note = f"changed since version {last.version}: {diff.text}"
     if adopted:
         note += (f"; {adopted} judgments given before content hashes were kept were hashed against "
                  + ("this version" if last is None else f"version {last.version}"))
     number = (last.version if last is not None else 0) + 1
     v, d = S.corpus_versions, S.corpus_docs
     conn.execute(v.insert().values(collection_id=cid, version=number, corpus_path=corpus_path,
-                                   fingerprint=corpus.fingerprint, n_docs=len(corpus), diff=diff.as_json(), note=note,
+                                   fingerprint=corpus.fingerprint, n_docs=len(corpus), note=note,
+                                   diff={NEW_CORPUS: True} if other else diff.as_json(),
                                    created_at=utc_now(), created_by=by))
     if last is None:
         if new:

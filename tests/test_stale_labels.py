@@ -204,3 +204,33 @@ def test_cli_export_marks_stale_documents(graded, tmp_path):
     assert result.exit_code == 0, result.output
     assert "2 judged documents are stale" in result.output
     assert {q.query_id: q.extra["stale_docs"] for q in read_golden(out).queries} == {q1: [EDITED], q2: [EDITED]}
+
+
+def test_another_source_is_recorded_as_another_corpus_and_an_edited_upload_as_a_version(graded, tmp_path):
+    from labeler.corpus_versions import corpus_source
+
+    store, corpus_file, v1, _ = graded
+    other_file = tmp_path / "other.jsonl"
+    other_file.write_text("".join(json.dumps({"_id": f"x-{i}", "title": "Other", "text": f"Ships {i}."}) + "\n"
+                                  for i in range(10)))
+    store.ensure_collection(corpus_path=str(other_file), corpus=load_corpus(other_file))
+    latest = store.corpus_versions()[0]
+    assert latest.new_corpus and not latest.diff  # not "+10 added, −N deleted" of the handbook
+    assert latest.note == f"another corpus ({other_file}, 10 documents), not a version of {corpus_file}"
+    row = rc.version_rows(store)[0]
+    assert (row["added"], row["deleted"], row["edited"]) == (None, None, None)
+    assert len(store.stale_judgments()) == 6  # its judged documents are still missing from this corpus
+    # Two uploads of one file (each kept in its own folder) are one source: the second is a version.
+    uploads = tmp_path / "home" / "corpora"
+    first, second = uploads / f"other-{'a' * 16}" / "other.jsonl", uploads / f"other-{'b' * 16}" / "other.jsonl"
+    assert corpus_source(str(first)) == corpus_source(str(second)) == "upload:other.jsonl"
+    first.parent.mkdir(parents=True)
+    first.write_text(other_file.read_text().replace("Ships 0.", "Boats 0."))
+    store.ensure_collection(corpus_path=str(first), corpus=load_corpus(first))
+    assert store.corpus_versions()[0].new_corpus  # an upload is another source than a server path
+    second.parent.mkdir(parents=True)
+    second.write_text(other_file.read_text() + json.dumps({"_id": "x-new", "text": "More ships."}) + "\n")
+    store.ensure_collection(corpus_path=str(second), corpus=load_corpus(second))
+    edited = store.corpus_versions()[0]
+    assert not edited.new_corpus and edited.note == "changed since version 3: +1 added, −0 deleted, ~1 edited"
+    assert [v.version for v in store.corpus_versions()] == [4, 3, 2, 1]
