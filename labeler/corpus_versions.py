@@ -132,8 +132,9 @@ class GoldenStaleness:
 def stale_count_text(n_stale: int, n_judged: int, n_missing: int, n_edited: int, n_questions: int) -> str:
     """The one wording of a stale count, on every page and in the CLI. It counts judged documents:
     (question, document) pairs, however many grades each has, as the exported golden set holds them."""
-    return (f"{n_stale} of {n_judged} judged documents stale on {n_questions} question{'' if n_questions == 1 else 's'}: "
-            f"{n_missing} missing from the corpus, {n_edited} edited since judged")
+    questions = f"{n_questions} question{'' if n_questions == 1 else 's'}"
+    return (f"{n_stale} of {n_judged} judged documents stale on {questions}: {n_missing} missing from the corpus, "
+            f"{n_edited} edited since judged")
 
 
 def golden_staleness(golden: GoldenSet, corpus: Corpus | Mapping[str, str]) -> GoldenStaleness:

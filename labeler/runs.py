@@ -69,7 +69,8 @@ def require_shared_questions(golden: GoldenSet, run: Run, *, source: str | None 
     raise NoSharedQuestionError(
         f"the run shares no question with the golden set: it ranks {len(run)} questions (first {next(iter(run))!r}), "
         f"the golden set has {len(asked)} (first {asked[0]!r}), so every question would score 0",
-        path=source, hint="score it against the golden set it was made for, or (on the command line) pass --allow-missing to score anyway.")
+        path=source, hint="score it against the golden set it was made for, or (on the command line) pass "
+                          "--allow-missing to score anyway.")
 
 
 def score_run(golden: GoldenSet, run: Run, *, cutoffs: Iterable[int] = DEFAULT_CUTOFFS, extra: Iterable[str] = (),

@@ -52,7 +52,8 @@ def refuse_missing(found: GoldenStaleness, *, source: str | None = None) -> None
     raise MissingDocumentsError(
         f"{found.n_missing} of {found.n_judged} judged documents (in {len(found.missing)} questions) are missing "
         "from the corpus searched: the golden set was made for another corpus, and every metric would be near 0",
-        path=source, hint="score it against the corpus it was labelled on, or (on the command line) pass --allow-missing to score anyway.")
+        path=source, hint="score it against the corpus it was labelled on, or (on the command line) pass "
+                          "--allow-missing to score anyway.")
 
 
 def apply_stale_policy(golden: GoldenSet, corpus: Corpus, policy: str = "include", *,
