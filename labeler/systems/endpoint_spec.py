@@ -9,7 +9,10 @@ A declaration (TOML shown; JSON and a dict hold the same keys):
     name = "acme-search"                # in a file, optional: the file's name (acme-search.toml)
     method = "POST"                     # GET or POST (default: POST with a body, else GET)
     url = "https://search.acme.test/v1/query?top={k}"     # {query}, {k} URL-encoded
-    timeout = 10                        # seconds per request
+    timeout = 10                        # seconds any one connect or read may wait
+    deadline = 10                       # seconds per call in total, however the answer trickles in
+                                        # (default: 10, or the timeout when that is longer)
+    max_bytes = 10_000_000              # an answer past this many bytes is refused unread
     retries = 3                         # on connection errors, 429 and 5xx (Retry-After honoured)
     backoff = 0.5                       # first retry wait in seconds, doubled each retry
     max_retry_wait = 30                 # cap on any one wait, Retry-After included
@@ -48,8 +51,8 @@ _PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _ENV_REF = re.compile(r"\$\{([^}]*)\}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SENSITIVE = re.compile(r"auth|token|key|secret|passw|cookie|session|credential|signature", re.IGNORECASE)
-KEYS = ("kind", "name", "method", "url", "headers", "body", "response", "id_regex", "timeout", "retries",
-        "backoff", "max_retry_wait", "rate_limit", "concurrency")
+KEYS = ("kind", "name", "method", "url", "headers", "body", "response", "id_regex", "timeout", "deadline",
+        "max_bytes", "retries", "backoff", "max_retry_wait", "rate_limit", "concurrency")
 RESPONSE_KEYS = ("hits", "id", "score")
 MIN_SECRET = 4  # shorter values are not masked: "1" would turn "HTTP 401" into "HTTP 40***"
 _CUT_MESSAGE = 2000  # texts past this are answers, not messages that cut a value short with "..."
@@ -67,6 +70,8 @@ class EndpointSpec:
     body: Any = None
     id_regex: str | None = None
     timeout: float = 10.0
+    deadline: float = 10.0
+    max_bytes: int = 10_000_000
     retries: int = 3
     backoff: float = 0.5
     max_retry_wait: float = 30.0
@@ -148,6 +153,8 @@ class EndpointSpec:
                            "name the doc id group (?P<doc>...), or use one group.")
         numbers = {key: _number(data, key, default, kind, positive, fail)
                    for key, default, kind, positive in _NUMBERS}
+        if numbers["deadline"] is None:  # a declared longer timeout is not cut short by the default
+            numbers["deadline"] = max(DEFAULT_DEADLINE, numbers["timeout"])
         return cls(name=name.strip(), url=url, response=dict(response), method=method, headers=dict(headers),
                    body=copy.deepcopy(body), id_regex=id_regex, **numbers)
 
@@ -161,7 +168,7 @@ class EndpointSpec:
         out["response"] = dict(self.response)
         if self.id_regex is not None:
             out["id_regex"] = self.id_regex
-        out.update(timeout=self.timeout, retries=self.retries, backoff=self.backoff,
+        out.update(timeout=self.timeout, deadline=self.deadline, max_bytes=self.max_bytes, retries=self.retries, backoff=self.backoff,
                    max_retry_wait=self.max_retry_wait, concurrency=self.concurrency)
         if self.rate_limit is not None:
             out["rate_limit"] = self.rate_limit
@@ -183,7 +190,9 @@ class EndpointSpec:
         return found
 
 
-_NUMBERS = (("timeout", 10.0, float, True), ("retries", 3, int, False), ("backoff", 0.5, float, False),
+DEFAULT_DEADLINE = 10.0
+_NUMBERS = (("timeout", 10.0, float, True), ("deadline", None, float, True), ("max_bytes", 10_000_000, int, True),
+            ("retries", 3, int, False), ("backoff", 0.5, float, False),
             ("max_retry_wait", 30.0, float, True), ("rate_limit", None, float, True), ("concurrency", 4, int, True))
 
 
