@@ -16,6 +16,7 @@ app calls what its user declares.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import tomllib
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.access import Actor, Can
+from app.background import BackgroundCalls, Pending
 from labeler import runs
 from labeler.corpus import Corpus
 from labeler.errors import ConfigError, InputError
@@ -191,6 +193,18 @@ def top_documents(declaration: Mapping[str, Any], hosts: frozenset[str] | None, 
     """A saved declaration's top k document ids for one question (the Label page's extra pool)."""
     with endpoint(declaration, hosts) as system:
         return tuple(h.doc_id for h in system.search(question, k))
+
+
+_POOLING = BackgroundCalls(workers=4, ttl=600, name="pool-from-system")
+
+
+def pooled_ranking(declaration: Mapping[str, Any], hosts: frozenset[str] | None, question: str, k: int = 10,
+                   *, wait: float = 0.0) -> tuple[str, ...] | Pending:
+    """`top_documents` asked in the background and kept 10 minutes: the ids, or `Pending` while the
+    system has not answered within `wait` seconds (judging goes on; ask again on the next rerun).
+    SearchFailed (and the rest of LabelerError) when the system failed."""
+    key = (json.dumps(declaration, sort_keys=True), None if hosts is None else tuple(sorted(hosts)), question, k)
+    return _POOLING.get(key, lambda: top_documents(declaration, hosts, question, k), wait=wait)
 
 
 def uploaded_run(name: str, data: bytes, golden: GoldenSet) -> System:
