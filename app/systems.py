@@ -34,7 +34,9 @@ from labeler.golden import GoldenSet
 from labeler.progress import Progress
 from labeler.runfile import parse_run_bytes
 from labeler.systems import HttpSystem, QueryProbe, RunFileSystem, System
+from labeler.systems.endpoint_spec import redact, strings_in
 from labeler.systems.http import DEFAULT_PORTS, host_allowed
+from labeler.systems.secrets import literal_secrets, mask_url
 from storage import Store
 from storage.records import RunRecord
 
@@ -101,25 +103,27 @@ def parse_declaration(text: str, hosts: frozenset[str] | None = None) -> dict[st
         raise InputError("the app declares HTTP endpoints only",
                          hint="score a Python callable with `labeler eval --system pkg.mod:fn`, or upload a run file.")
     data["kind"] = "http"
-    spec = HttpSystem(data).spec  # validates every field (one line naming it)
-    refs = set(_ENV_REF.findall(data.get("url", ""))) | {r for v in (data.get("headers") or {}).values()
-                                                          for r in _ENV_REF.findall(str(v))}
+    spec = HttpSystem(data).spec  # validates every field (one line naming it), refuses a literal secret
+    refs = {r for text in (spec.url, *spec.headers.values(), *strings_in(spec.body)) for r in _ENV_REF.findall(text)}
     if refused := sorted(refs - allowed_env()):
         raise InputError(f"the declaration reads environment variable(s) {', '.join(refused)}, which the server does "
                          "not offer to declared systems",
                          hint=f"the server's operator lists the variables a system may read in {SYSTEM_ENV} "
                               f"(now: {', '.join(sorted(allowed_env())) or 'none'}).")
     check_host(str(data.get("url", "")), hosts)
-    if secrets := spec.literal_secrets():
-        raise InputError(f"the declaration holds a secret in plain text ({', '.join(secrets)})",
-                         hint="put it in an environment variable and write ${NAME} (listed in "
-                              f"{SYSTEM_ENV}); nothing secret is stored or shown.")
     return data
 
 
 def saved_systems(store: Store) -> dict[str, dict[str, Any]]:
     """Saved systems by name: {"declaration": the checked dict, "text": the TOML as typed}."""
     return dict(store.accounts.settings().get("systems") or {})
+
+
+def shown_text(saved: Mapping[str, Any]) -> str:
+    """A saved declaration's TOML as the Evaluate page shows it, to viewers and admins alike: as
+    typed, with any literal secret (in one saved before they were refused) masked as "***"."""
+    declaration = saved.get("declaration") if isinstance(saved.get("declaration"), Mapping) else {}
+    return redact(str(saved.get("text") or ""), [value for _, value in literal_secrets(declaration)])
 
 
 def save_system(store: Store, actor: Actor, text: str) -> str:
@@ -238,4 +242,5 @@ def system_line(config: Mapping[str, Any]) -> str:
     if not isinstance(described, Mapping):
         return ""
     where = described.get("url") or described.get("path") or described.get("target") or ""
+    where = mask_url(str(where)) if described.get("url") else where  # a run saved before literals were refused
     return f"system {described.get('name', '?')} ({described.get('kind', '?')}{': ' + str(where) if where else ''})"

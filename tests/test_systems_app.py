@@ -43,7 +43,7 @@ def endpoint(sample_embeddings):
     ('name = "x"\nurl = "https://elsewhere.test/?q={query}&t=${DATABASE_PASSWORD}"\n[response]\nhits = "h"\nid = "i"\n',
      "reads environment variable\\(s\\) DATABASE_PASSWORD, which the server does not offer"),
     ('name = "x"\nurl = "https://e.test/?q={query}"\n[headers]\nAuthorization = "Bearer abc123"\n'
-     '[response]\nhits = "h"\nid = "i"\n', "holds a secret in plain text \\(header Authorization\\)"),
+     '[response]\nhits = "h"\nid = "i"\n', "a secret is written in plain text \\(header Authorization\\)"),
     ('kind = "python"\ntarget = "os:system"\n', "the app declares HTTP endpoints only"),
     ('name = "x"\nurl = "https://e.test/"\n[response]\nhits = "h"\nid = "i"\n', "\\{query\\}"),
     ('name = x', "not valid TOML"),

@@ -27,8 +27,9 @@ from typing import TYPE_CHECKING, Any
 
 from labeler.progress import Progress
 from labeler.systems.base import Hit, QueryProbe, QuestionError, SearchFailed, System, SystemRun, check_k, doc_hits
-from labeler.systems.endpoint_spec import (EndpointSpec, ResponseMapping, map_response, mask_secret, redact,
-                                           redact_json, render_request, secret_values)
+from labeler.systems.endpoint_spec import (EndpointSpec, ResponseMapping, map_response, redact, redact_json,
+                                           render_request, secret_values)
+from labeler.systems.secrets import mask_secret
 
 if TYPE_CHECKING:  # pragma: no cover
     import httpx
@@ -253,7 +254,7 @@ class HttpSystem(System):
         k = check_k(k)
         # ConfigError for a missing secret (before anything is sent)
         method, url, headers, body = render_request(self.spec, question, k, source=self.source)
-        shown = {"method": method, "url": self.spec.describe()["url"], "json": body,
+        shown = {"method": method, "url": self.spec.describe()["url"], "json": redact_json(body, secret_values(self.spec)),
                  "headers": {n: mask_secret(n, self.spec.headers[n]) for n in headers}}
         t0 = time.perf_counter()
         try:
