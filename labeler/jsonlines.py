@@ -133,7 +133,7 @@ def open_lines(source: str | Path | IO, *, max_line_bytes: int = MAX_LINE_BYTES,
         if max_bytes is not None and _size_left(source) > max_bytes:
             raise too_large("the file", max_bytes, shown or "the file", error, hint)
         if isinstance(source.read(0), bytes):
-            capped = CappedReader(source, max_bytes, shown or "the file", error, hint) if max_bytes is not None else source
+            capped = source if max_bytes is None else CappedReader(source, max_bytes, shown or "the file", error, hint)
             yield shown, binary_lines(capped, max_line_bytes=max_line_bytes)
         else:
             text = source.read() if max_bytes is None else source.read(max_bytes + 1)

@@ -17,7 +17,7 @@ from labeler.jsonlines import MAX_LINE_BYTES
 __all__ = [
     "BEIR_QRELS_HEADER", "GRADE_MAX", "GRADE_MIN", "HINT_QUESTION", "KNOWN_FIELDS", "MAX_LINE_BYTES", "MAX_PROBLEMS",
     "MAX_QUESTION_CHARS", "TARGET_QUESTIONS", "TARGET_UNANSWERABLE_SHARE", "GoldenHealth", "GoldenQuery", "GoldenSet",
-    "golden_fingerprint", "golden_health", "grade_problem", "parse_beir_golden", "parse_golden_jsonl", "question_problem",
-    "read_beir_golden", "read_golden", "serialize_beir", "serialize_golden_jsonl", "serialize_trec_qrels",
+    "golden_fingerprint", "golden_health", "grade_problem", "parse_beir_golden", "parse_golden_jsonl",
+    "question_problem", "read_beir_golden", "read_golden", "serialize_beir", "serialize_golden_jsonl", "serialize_trec_qrels",
     "validate_golden", "write_beir", "write_golden", "write_trec_qrels",
 ]

@@ -98,7 +98,8 @@ def serialize_golden_jsonl(golden: GoldenSet) -> str:
 
 
 def read_golden(path: str | Path | IO, *, keep_scale: bool = False, doc_ids: Collection[str] | None = None,
-                max_questions: int | None = MAX_GOLDEN_QUESTIONS, max_bytes: int | None = MAX_GOLDEN_BYTES) -> GoldenSet:
+                max_questions: int | None = MAX_GOLDEN_QUESTIONS,
+                max_bytes: int | None = MAX_GOLDEN_BYTES) -> GoldenSet:
     """Read a golden JSONL file or a BEIR folder (queries.jsonl + qrels/test.tsv), or an open file.
 
     A string is always a path; literal JSONL text goes through `parse_golden_jsonl`. A JSONL file

@@ -175,8 +175,8 @@ class EndpointSpec:
         out["response"] = dict(self.response)
         if self.id_regex is not None:
             out["id_regex"] = self.id_regex
-        out.update(timeout=self.timeout, deadline=self.deadline, max_bytes=self.max_bytes, retries=self.retries, backoff=self.backoff,
-                   max_retry_wait=self.max_retry_wait, concurrency=self.concurrency)
+        out.update(timeout=self.timeout, deadline=self.deadline, max_bytes=self.max_bytes, retries=self.retries,
+                   backoff=self.backoff, max_retry_wait=self.max_retry_wait, concurrency=self.concurrency)
         if self.rate_limit is not None:
             out["rate_limit"] = self.rate_limit
         return out

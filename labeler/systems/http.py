@@ -170,8 +170,8 @@ class HttpSystem(System):
                             self.client.stream(method, url, headers=headers, json=body) as streamed:
                         response = read_answer(streamed, spec.max_bytes, until)
             except AnswerTooBig as exc:
-                raise SearchFailed(f"the answer from {method} {_shown(url)} is over max_bytes = {spec.max_bytes:,} bytes "
-                                   f"({exc}): not read further", kind="too_large", attempts=attempt,
+                raise SearchFailed(f"the answer from {method} {_shown(url)} is over max_bytes = "
+                                   f"{spec.max_bytes:,} bytes ({exc}): not read further", kind="too_large", attempts=attempt,
                                    hint="ask for fewer documents (k), or raise max_bytes in the declaration.") from None
             except (DeadlinePassed, httpx.TimeoutException) as exc:
                 if time.monotonic() >= until:
@@ -254,7 +254,8 @@ class HttpSystem(System):
         k = check_k(k)
         # ConfigError for a missing secret (before anything is sent)
         method, url, headers, body = render_request(self.spec, question, k, source=self.source)
-        shown = {"method": method, "url": self.spec.describe()["url"], "json": redact_json(body, secret_values(self.spec)),
+        shown = {"method": method, "url": self.spec.describe()["url"],
+                 "json": redact_json(body, secret_values(self.spec)),
                  "headers": {n: mask_secret(n, self.spec.headers[n]) for n in headers}}
         t0 = time.perf_counter()
         try:
