@@ -4,12 +4,22 @@ The Label page uses this so a big corpus can be labelled with BM25 candidates wh
 index is still being embedded: the page reads the build's progress on each rerun and adds dense
 candidates when the build is done. A build that failed keeps its error, raised to whoever asks
 for the result, and is started again by the next `start` (a fixed corpus or config may succeed).
+
+`BackgroundCalls` is the same idea for many short calls, on a bounded thread pool: the Label page
+pools candidates from a saved system per question, and a call to it may take up to its deadline.
+`get` starts the call, waits at most `wait` seconds, else returns a `Pending` at once: the page
+judges what it has and asks again on its next rerun. Results are kept `ttl` seconds (`max_entries`
+at most); a failure for `failed_ttl` seconds, so a page that reruns on every click does not ask a
+failing system again each time.
 """
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,3 +114,44 @@ def forget(key: Any) -> None:
     """Drop a finished build (its result is cached elsewhere)."""
     with _registry_lock:
         _builds.pop(key, None)
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A call still running: its result joins when ready (`seconds`: how long it has run)."""
+
+    seconds: float
+
+
+class BackgroundCalls:
+    """Results of keyed calls, each run once on a thread pool and kept for `ttl` seconds."""
+
+    def __init__(self, *, workers: int = 4, ttl: float = 600.0, failed_ttl: float = 60.0, max_entries: int = 512,
+                 name: str = "background") -> None:
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=name)
+        self._calls: OrderedDict[Hashable, tuple[float, Future]] = OrderedDict()
+        self._lock = threading.Lock()
+        self.ttl, self.failed_ttl, self.max_entries = ttl, failed_ttl, max_entries
+
+    def get(self, key: Hashable, call: Callable[[], Any], *, wait: float = 0.0) -> Any:
+        """The result of `call()` for `key` (its exception re-raised), or `Pending` when it has not
+        finished within `wait` seconds."""
+        now = time.monotonic()
+        with self._lock:
+            started, future = self._calls.get(key, (None, None))
+            if future is None or (future.done() and now - started > (
+                    self.failed_ttl if future.exception() is not None else self.ttl)):
+                started, future = now, self._pool.submit(call)
+                self._calls[key] = (started, future)
+                while len(self._calls) > self.max_entries:
+                    self._calls.popitem(last=False)
+            self._calls.move_to_end(key)
+        if not wait_futures([future], timeout=wait).done:
+            return Pending(time.monotonic() - started)
+        return future.result()  # a TimeoutError the call raised is its own, not "still running"
+
+    def done(self, key: Hashable) -> bool:
+        """Whether the call for `key` has finished (False when there is none)."""
+        with self._lock:
+            entry = self._calls.get(key)
+        return entry is not None and entry[1].done()

@@ -16,6 +16,7 @@ app calls what its user declares.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import tomllib
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.access import Actor, Can
+from app.background import BackgroundCalls, Pending
 from labeler import runs
 from labeler.corpus import Corpus
 from labeler.errors import ConfigError, InputError
@@ -32,7 +34,9 @@ from labeler.golden import GoldenSet
 from labeler.progress import Progress
 from labeler.runfile import parse_run_bytes
 from labeler.systems import HttpSystem, QueryProbe, RunFileSystem, System
+from labeler.systems.endpoint_spec import redact, strings_in
 from labeler.systems.http import DEFAULT_PORTS, host_allowed
+from labeler.systems.secrets import literal_secrets, mask_url
 from storage import Store
 from storage.records import RunRecord
 
@@ -99,25 +103,27 @@ def parse_declaration(text: str, hosts: frozenset[str] | None = None) -> dict[st
         raise InputError("the app declares HTTP endpoints only",
                          hint="score a Python callable with `labeler eval --system pkg.mod:fn`, or upload a run file.")
     data["kind"] = "http"
-    spec = HttpSystem(data).spec  # validates every field (one line naming it)
-    refs = set(_ENV_REF.findall(data.get("url", ""))) | {r for v in (data.get("headers") or {}).values()
-                                                          for r in _ENV_REF.findall(str(v))}
+    spec = HttpSystem(data).spec  # validates every field (one line naming it), refuses a literal secret
+    refs = {r for text in (spec.url, *spec.headers.values(), *strings_in(spec.body)) for r in _ENV_REF.findall(text)}
     if refused := sorted(refs - allowed_env()):
         raise InputError(f"the declaration reads environment variable(s) {', '.join(refused)}, which the server does "
                          "not offer to declared systems",
                          hint=f"the server's operator lists the variables a system may read in {SYSTEM_ENV} "
                               f"(now: {', '.join(sorted(allowed_env())) or 'none'}).")
     check_host(str(data.get("url", "")), hosts)
-    if secrets := spec.literal_secrets():
-        raise InputError(f"the declaration holds a secret in plain text ({', '.join(secrets)})",
-                         hint="put it in an environment variable and write ${NAME} (listed in "
-                              f"{SYSTEM_ENV}); nothing secret is stored or shown.")
     return data
 
 
 def saved_systems(store: Store) -> dict[str, dict[str, Any]]:
     """Saved systems by name: {"declaration": the checked dict, "text": the TOML as typed}."""
     return dict(store.accounts.settings().get("systems") or {})
+
+
+def shown_text(saved: Mapping[str, Any]) -> str:
+    """A saved declaration's TOML as the Evaluate page shows it, to viewers and admins alike: as
+    typed, with any literal secret (in one saved before they were refused) masked as "***"."""
+    declaration = saved.get("declaration") if isinstance(saved.get("declaration"), Mapping) else {}
+    return redact(str(saved.get("text") or ""), [value for _, value in literal_secrets(declaration)])
 
 
 def save_system(store: Store, actor: Actor, text: str) -> str:
@@ -193,6 +199,18 @@ def top_documents(declaration: Mapping[str, Any], hosts: frozenset[str] | None, 
         return tuple(h.doc_id for h in system.search(question, k))
 
 
+_POOLING = BackgroundCalls(workers=4, ttl=600, name="pool-from-system")
+
+
+def pooled_ranking(declaration: Mapping[str, Any], hosts: frozenset[str] | None, question: str, k: int = 10,
+                   *, wait: float = 0.0) -> tuple[str, ...] | Pending:
+    """`top_documents` asked in the background and kept 10 minutes: the ids, or `Pending` while the
+    system has not answered within `wait` seconds (judging goes on; ask again on the next rerun).
+    SearchFailed (and the rest of LabelerError) when the system failed."""
+    key = (json.dumps(declaration, sort_keys=True), None if hosts is None else tuple(sorted(hosts)), question, k)
+    return _POOLING.get(key, lambda: top_documents(declaration, hosts, question, k), wait=wait)
+
+
 def uploaded_run(name: str, data: bytes, golden: GoldenSet) -> System:
     """A TREC run file uploaded in the app, as a system (the same parser as `labeler score`)."""
     if len(data) > MAX_RUN_BYTES:
@@ -224,4 +242,5 @@ def system_line(config: Mapping[str, Any]) -> str:
     if not isinstance(described, Mapping):
         return ""
     where = described.get("url") or described.get("path") or described.get("target") or ""
+    where = mask_url(str(where)) if described.get("url") else where  # a run saved before literals were refused
     return f"system {described.get('name', '?')} ({described.get('kind', '?')}{': ' + str(where) if where else ''})"

@@ -8,7 +8,13 @@ counts the searches it runs: each phase must add exactly its questions (plus the
 system reports), so no question is sent twice except by a retry, and the two phases must return
 the same rankings. A second server started with `--max-batch 1` shows what the server's
 micro-batching adds. Target: concurrent / one-by-one >= 3x (2 cores).
+
+That server is CPU-bound: on 2 cores its ratio cannot pass the model's batch-of-8 ceiling (also
+printed). A remote search API is latency-bound instead: the third phase runs a server (its own
+process) that answers each question after LATENCY seconds, as a network hop and a remote index
+do, and sends the same questions both ways. Target there: concurrency 8 >= 5x one by one.
 Run: .venv/bin/python bench/bench_endpoint.py [n_questions [extra `labeler serve` options, e.g. --threads 1]]
+     .venv/bin/python bench/bench_endpoint.py latency [n_questions]   # the latency-bound phase alone
 """
 from __future__ import annotations
 
@@ -23,6 +29,65 @@ from _common import BENCH_HOME, REPO
 
 SAMPLE = REPO / "sample_corpus"
 CONCURRENCY = 8
+LATENCY = 0.030  # seconds the latency-bound server takes per question
+LATENCY_QUESTIONS = 300
+
+
+def _latency_server(port_out) -> None:
+    """A search API that answers after LATENCY seconds (run in its own process)."""
+    import json
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    count = {"searches": 0}
+    lock = threading.Lock()
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def reply(self, data: dict) -> None:
+            body = json.dumps(data).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):
+            self.reply(count)
+
+        def do_POST(self):
+            asked = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            time.sleep(LATENCY)
+            with lock:
+                count["searches"] += 1
+            slug = str(abs(hash(asked["query"])) % 1000)
+            self.reply({"hits": [{"doc_id": f"d{slug}-{i}", "score": 1.0 - i / 100} for i in range(asked["k"])]})
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    port_out.put(server.server_port)
+    server.serve_forever()
+
+
+def latency_bound(questions: dict[str, str], k: int) -> tuple[float, float]:
+    """The one-by-one and concurrent phases against the latency-bound server."""
+    import multiprocessing
+
+    import httpx
+
+    ports = multiprocessing.Queue()
+    proc = multiprocessing.Process(target=_latency_server, args=(ports,), daemon=True)
+    proc.start()
+    try:
+        url = f"http://127.0.0.1:{ports.get(timeout=30)}"
+        with httpx.Client(timeout=30) as client:
+            return phase(client, url, questions, k, f"latency-bound server ({LATENCY * 1000:.0f} ms a question)")
+    finally:
+        proc.terminate()
+        proc.join(timeout=10)
 
 
 def start_server(*extra: str) -> tuple[subprocess.Popen, str]:
@@ -129,9 +194,22 @@ def main(n_questions: int = 1000, serve_options: tuple[str, ...] = (), k: int = 
             proc.terminate()
             proc.wait(timeout=10)
     (base, conc), (_, unbatched) = results.values()
-    print(f"concurrent / one-by-one throughput: {base / conc:.2f}x   target >= 3x")
+    latency_base, latency_conc = latency_bound(dict(list(questions.items())[:LATENCY_QUESTIONS]), k)
+    print(f"concurrent / one-by-one throughput: {base / conc:.2f}x   target >= 3x  (CPU-bound local server)")
+    print(f"latency-bound endpoint, concurrent / one-by-one: {latency_base / latency_conc:.2f}x   target >= 5x")
     print(f"micro-batching at concurrency {CONCURRENCY}: {unbatched / conc:.2f}x the throughput of --max-batch 1")
 
 
+def latency_only(n_questions: int = LATENCY_QUESTIONS, k: int = 10) -> None:
+    """The latency-bound phase alone (no model, no `labeler serve`)."""
+    questions = {f"b-{i:04d}": f"question number {i}" for i in range(n_questions)}
+    print(f"{n_questions} distinct questions, k={k}, {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
+    base, conc = latency_bound(questions, k)
+    print(f"latency-bound endpoint, concurrent / one-by-one: {base / conc:.2f}x   target >= 5x")
+
+
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 1000, tuple(sys.argv[2:]))
+    if sys.argv[1:2] == ["latency"]:
+        latency_only(int(sys.argv[2]) if len(sys.argv) > 2 else LATENCY_QUESTIONS)
+    else:
+        main(int(sys.argv[1]) if len(sys.argv) > 1 else 1000, tuple(sys.argv[2:]))

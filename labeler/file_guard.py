@@ -24,9 +24,10 @@ from labeler.errors import InputError
 HINT_LIMIT = "give a smaller corpus, or ask the administrator for a higher limit."
 
 
-def too_large(what: str, limit: int, path: str | Path, error: type[InputError] = InputError) -> InputError:
+def too_large(what: str, limit: int, path: str | Path, error: type[InputError] = InputError,
+              hint: str = HINT_LIMIT) -> InputError:
     """The error for a file or folder past a byte limit."""
-    return error(f"{what} is larger than the limit of {limit:,} bytes", path=path, hint=HINT_LIMIT)
+    return error(f"{what} is larger than the limit of {limit:,} bytes", path=path, hint=hint)
 
 
 def is_within(path: Path, folder: Path) -> bool:
@@ -39,7 +40,7 @@ def is_within(path: Path, folder: Path) -> bool:
 
 
 def open_regular(path: str | Path, *, max_bytes: int | None = None,
-                 error: type[InputError] = InputError) -> IO[bytes]:
+                 error: type[InputError] = InputError, hint: str = HINT_LIMIT) -> IO[bytes]:
     """`path` opened for binary reading when it is a regular file within `max_bytes`; else `error`."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
@@ -52,7 +53,7 @@ def open_regular(path: str | Path, *, max_bytes: int | None = None,
         if not stat.S_ISREG(info.st_mode):
             raise error("not a regular file (a pipe, socket or device)", path=path, hint="give a regular file.")
         if max_bytes is not None and info.st_size > max_bytes:
-            raise too_large("the file", max_bytes, path, error)
+            raise too_large("the file", max_bytes, path, error, hint)
         if flags & getattr(os, "O_NONBLOCK", 0):
             os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
@@ -65,15 +66,15 @@ class CappedReader:
     """A binary file that raises `error` once more than `limit` bytes have been read from it."""
 
     def __init__(self, f: IO[bytes], limit: int | None, path: str | Path,
-                 error: type[InputError] = InputError) -> None:
-        self._f, self._limit, self._path, self._error = f, limit, path, error
+                 error: type[InputError] = InputError, hint: str = HINT_LIMIT) -> None:
+        self._f, self._limit, self._path, self._error, self._hint = f, limit, path, error, hint
         self._seen = 0
         self.name = str(path)
 
     def _count(self, data: bytes) -> bytes:
         self._seen += len(data)
         if self._limit is not None and self._seen > self._limit:
-            raise too_large("the file", self._limit, self._path, self._error)
+            raise too_large("the file", self._limit, self._path, self._error, self._hint)
         return data
 
     def read(self, n: int = -1) -> bytes:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from labeler.errors import InputError
+from labeler.file_guard import HINT_LIMIT, CappedReader, open_regular, too_large
 
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: room for tens of thousands of judgments on one question
 HINT_ENCODING = "save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8 in.jsonl > out.jsonl`)."
@@ -117,28 +118,46 @@ def require_file(source: str | Path, *, error: type[InputError] = InputError, wh
 
 
 @contextmanager
-def open_lines(source: str | Path | IO, *, max_line_bytes: int = MAX_LINE_BYTES,
-               error: type[InputError] = InputError) -> Iterator[tuple[str | None, Iterator[Line]]]:
+def open_lines(source: str | Path | IO, *, max_line_bytes: int = MAX_LINE_BYTES, max_bytes: int | None = None,
+               error: type[InputError] = InputError,
+               hint: str = HINT_LIMIT) -> Iterator[tuple[str | None, Iterator[Line]]]:
     """(display name, numbered lines) of a path, a binary file or a text file; closes what it opened.
 
-    A path that is missing, a folder or unreadable raises `error` (an InputError subclass).
+    A path that is missing, a folder or unreadable raises `error` (an InputError subclass). A file
+    over `max_bytes` raises `error` naming it: a path's or a seekable file's size before a line is
+    read, and any file's once more than that was read (nothing past the cap is held).
     """
     if hasattr(source, "read"):
         name = getattr(source, "name", None)
         shown = str(name) if isinstance(name, (str, Path)) else None
+        if max_bytes is not None and _size_left(source) > max_bytes:
+            raise too_large("the file", max_bytes, shown or "the file", error, hint)
         if isinstance(source.read(0), bytes):
-            yield shown, binary_lines(source, max_line_bytes=max_line_bytes)
+            capped = source if max_bytes is None else CappedReader(source, max_bytes, shown or "the file", error, hint)
+            yield shown, binary_lines(capped, max_line_bytes=max_line_bytes)
         else:
-            yield shown, split_lines(source.read(), max_line_bytes=max_line_bytes)
+            text = source.read() if max_bytes is None else source.read(max_bytes + 1)
+            if max_bytes is not None and len(text) > max_bytes:
+                raise too_large("the file", max_bytes, shown or "the file", error, hint)
+            yield shown, split_lines(text, max_line_bytes=max_line_bytes)
         return
     path = require_file(source, error=error)
+    with open_regular(path, max_bytes=max_bytes, error=error, hint=hint) as f:
+        lines = binary_lines(CappedReader(f, max_bytes, path, error, hint), max_line_bytes=max_line_bytes)
+        yield str(path), _read_or_raise(lines, path, error)
+
+
+def _size_left(f: IO) -> int:
+    """Bytes from a file's position to its end (0 when it cannot seek: the reads are counted instead)."""
     try:
-        f = open(path, "rb")
-    except OSError as exc:
-        raise error(f"cannot read the file: {exc.strerror or exc}", path=path,
-                    hint="check the file's permissions.") from None
-    with f:
-        yield str(path), _read_or_raise(binary_lines(f, max_line_bytes=max_line_bytes), path, error)
+        if not f.seekable():
+            return 0
+        here = f.tell()
+        end = f.seek(0, os.SEEK_END)
+        f.seek(here)
+        return end - here
+    except (OSError, ValueError, AttributeError):
+        return 0
 
 
 def _read_or_raise(lines: Iterator[Line], path: Path, error: type[InputError]) -> Iterator[Line]:

@@ -16,7 +16,9 @@ Errors are JSON too, `{"error": "<one line>"}`, never a traceback: 400 a malform
 JSON or nested too deeply, "query" missing or empty or holding an unpaired surrogate, a query
 string that is not UTF-8, k not a whole number in 1..1000, unknown body keys, no Content-Length), 404 an unknown path, 405 a method the path does not take, 413 a body over 64 KiB,
 500 an unexpected error (its traceback goes to the server's error log under the incident id
-quoted). Content type is `application/json; charset=utf-8`; HTTP/1.1 keep-alive.
+quoted), 503 when `max_connections` (64) are open already (with Retry-After: 1). Content type is
+`application/json; charset=utf-8`; HTTP/1.1 keep-alive. A connection has `read_timeout` (10 s) to
+send each whole request, or to start the next one, and is closed otherwise (`serve_limits`).
 
 An endpoint declaration that scores this server (see `labeler.systems.endpoint_spec`):
 
@@ -46,24 +48,14 @@ from typing import Any
 from labeler.bugs import record_bug
 from labeler.config import RunConfig
 from labeler.errors import ConfigError, LabelerError
+from labeler.serve_limits import MAX_CONNECTIONS, READ_TIMEOUT, ConnectionLimits
+from labeler.serve_requests import (MAX_BODY, MAX_K, BadRequest, parse_body, parse_k, parse_query,  # noqa: F401
+                                    parse_search_url, whole_number)
 
-MAX_K = 1000
-MAX_BODY = 64 * 1024
 MAX_BATCH = 64
 BATCH_WINDOW = 0.005  # seconds a batch may wait for the searches of other active clients
 ACTIVE_SECONDS = 0.5
 _DRAIN_LIMIT = 16 * MAX_BODY
-_BODY_KEYS = ("query", "k")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_SHOWN_VALUE = 40  # characters of a bad value quoted back in an error
-
-
-class BadRequest(Exception):
-    """A request the client must fix: its HTTP status and one-line message."""
-
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 class SearchService:
@@ -177,80 +169,6 @@ class SearchService:
                 "took_ms": round((time.perf_counter() - t0) * 1000, 3)}
 
 
-def _shown(value: Any) -> str:
-    """A client's value as quoted in an error: its repr, cut short (a k may be thousands of digits)."""
-    text = repr(value)
-    return text if len(text) <= _SHOWN_VALUE else text[:_SHOWN_VALUE - 3] + "..."
-
-
-def whole_number(text: str, max_digits: int = 18) -> int | None:
-    """`text` as an int when it is ASCII digits (spaces around allowed), else None.
-
-    str.isdigit() alone is not enough: "\u00b2" (superscript two) passes it and int() then raises.
-    """
-    text = text.strip()
-    if not (text.isascii() and text.isdigit()) or len(text) > max_digits:
-        return None
-    return int(text)
-
-
-def parse_k(value: Any, default: int) -> int:
-    """The request's k: a whole number in 1..MAX_K (default when absent); BadRequest otherwise."""
-    if value is None:
-        return default
-    if isinstance(value, str) and (number := whole_number(value)) is not None:
-        value = number
-    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_K:
-        raise BadRequest(400, f"k must be a whole number from 1 to {MAX_K}, got {_shown(value)}")
-    return value
-
-
-def parse_query(value: Any) -> str:
-    """The request's question: a non-empty string of real characters; BadRequest otherwise.
-
-    JSON lets a string hold a lone "\\ud800" escape; Python keeps it as an unpaired surrogate,
-    which is not text (it cannot be encoded as UTF-8) and the tokenizer raises TypeError on it.
-    """
-    if not isinstance(value, str) or not value.strip():
-        raise BadRequest(400, 'the request needs a non-empty "query" string (GET: ?q=...)')
-    if match := _SURROGATE.search(value):
-        raise BadRequest(400, f'the "query" holds an unpaired UTF-16 surrogate ({_shown(match.group())[1:-1]} at '
-                              f"character {match.start()}), which is not text; send the question as valid Unicode")
-    return value
-
-
-def parse_search_url(query_string: str, default_k: int) -> tuple[str, int]:
-    """(query, k) from a GET /search query string; BadRequest for anything malformed."""
-    try:  # strict: "%ED%A0%80" (an encoded surrogate) must not become three replacement characters
-        params = urllib.parse.parse_qs(query_string, keep_blank_values=True, errors="strict")
-    except UnicodeDecodeError as exc:
-        raise BadRequest(400, f"the query string is not UTF-8 once percent-decoded ({exc.reason} at byte "
-                              f"{exc.start}); percent-encode the question's UTF-8 bytes") from None
-    query = parse_query((params.get("q") or params.get("query") or [None])[0])
-    return query, parse_k((params.get("k") or [None])[0], default_k)
-
-
-def parse_body(raw: bytes, default_k: int) -> tuple[str, int]:
-    """(query, k) from a POST /search body; BadRequest for anything malformed."""
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise BadRequest(400, f"the body is not JSON: {exc}") from None
-    except RecursionError:  # 64 KiB of "[" is valid-looking JSON deeper than the parser's stack
-        raise BadRequest(400, "the body nests arrays or objects too deeply; send a flat "
-                              '{"query": "...", "k": 10}') from None
-    except ValueError:  # an integer past Python's digit limit (int_max_str_digits)
-        raise BadRequest(400, f"the body holds a number too long to read (over {sys.get_int_max_str_digits():,} "
-                              "digits); k is a whole number from 1 to 1000") from None
-    if not isinstance(data, dict):
-        raise BadRequest(400, 'the body must be a JSON object like {"query": "...", "k": 10}')
-    unknown = sorted(set(data) - set(_BODY_KEYS))
-    if unknown:
-        shown = ", ".join(map(_shown, unknown[:5])) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
-        raise BadRequest(400, f"unknown key(s) {shown}; the body takes \"query\" and \"k\"")
-    return parse_query(data.get("query")), parse_k(data.get("k"), default_k)
-
-
 class SearchHandler(BaseHTTPRequestHandler):
     """Routes /search and /health; every answer, errors included, is JSON."""
 
@@ -303,6 +221,19 @@ class SearchHandler(BaseHTTPRequestHandler):
         if self.access_log:
             super().log_message(format, *args)
 
+    def setup(self) -> None:
+        """Every socket read waits at most the read timeout too (the watchdog bounds the whole request)."""
+        self.timeout = self.server.limits.read_timeout
+        super().setup()
+
+    def handle_one_request(self) -> None:
+        """One request, which must arrive whole within the read timeout (`serve_limits`)."""
+        self.server.limits.reading(self.connection)
+        try:
+            super().handle_one_request()
+        finally:
+            self.server.limits.read(self.connection)
+
     def finish(self) -> None:
         """The connection is closing: it no longer counts as an active client."""
         if self.server.service is not None:
@@ -327,6 +258,7 @@ class SearchHandler(BaseHTTPRequestHandler):
                 query, k = parse_search_url(url.query, self.default_k)
             else:
                 query, k = parse_body(self._read_body(), self.default_k)
+            self.server.limits.read(self.connection)  # the request is in: the search has no read deadline
             self._send_json(200, self.service.answer(query, k))
         except BadRequest as exc:
             self._send_json(exc.status, {"error": str(exc)})
@@ -377,7 +309,8 @@ class SearchHandler(BaseHTTPRequestHandler):
 
 
 class SearchServer(ThreadingHTTPServer):
-    """A ThreadingHTTPServer with a deep listen backlog that logs, never prints, handler failures.
+    """A ThreadingHTTPServer with a deep listen backlog that logs, never prints, handler failures,
+    and bounds what a connection may hold (`serve_limits`: read timeout, connection cap).
 
     It binds at construction; `service` may be attached afterwards (before `serve_forever`), so a
     port already in use is reported before minutes of loading.
@@ -387,11 +320,34 @@ class SearchServer(ThreadingHTTPServer):
     daemon_threads = True
 
     def __init__(self, address: tuple[str, int], service: SearchService | None = None, *, default_k: int = 10,
-                 access_log: bool = False) -> None:
+                 access_log: bool = False, read_timeout: float = READ_TIMEOUT,
+                 max_connections: int = MAX_CONNECTIONS) -> None:
         self.service = service
         self.default_k = default_k
         self.access_log = access_log
         super().__init__(address, SearchHandler)
+        self.limits = ConnectionLimits(read_timeout, max_connections)
+
+    def process_request(self, request, client_address) -> None:
+        """A thread for the connection, or a 503 at once when `max_connections` are open."""
+        if not self.limits.admit():
+            self.limits.refuse(request)
+            self.shutdown_request(request)
+            return
+        super().process_request(request, client_address)
+
+    def process_request_thread(self, request, client_address) -> None:
+        """Serve the connection; its slot is free again when it closes."""
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.limits.release()
+
+    def server_close(self) -> None:
+        """Stop listening and stop the read watchdog."""
+        super().server_close()
+        if hasattr(self, "limits"):
+            self.limits.stop()
 
     def handle_error(self, request, client_address) -> None:
         """A client that hung up is not an error; anything else goes to the error log."""
@@ -401,13 +357,15 @@ class SearchServer(ThreadingHTTPServer):
 
 
 def make_server(service: SearchService | None, host: str = "127.0.0.1", port: int = 8000, *, default_k: int = 10,
-                access_log: bool = False) -> SearchServer:
+                access_log: bool = False, read_timeout: float = READ_TIMEOUT,
+                max_connections: int = MAX_CONNECTIONS) -> SearchServer:
     """A bound (not yet serving) server; port 0 picks a free port (`server.server_port`).
 
     Attach the service (`server.service = ...`) before `serve_forever` if none is given here.
     """
     try:
-        return SearchServer((host, port), service, default_k=default_k, access_log=access_log)
+        return SearchServer((host, port), service, default_k=default_k, access_log=access_log,
+                            read_timeout=read_timeout, max_connections=max_connections)
     except OSError as exc:
         raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}",
                           hint="choose another --port, or stop what is using this one.") from None

@@ -22,7 +22,7 @@ from sqlalchemy.engine import Connection
 from labeler.agreement import consensus
 from labeler.corpus import Document
 from labeler.errors import InputError
-from labeler.golden import GRADE_MAX, GRADE_MIN
+from labeler.golden import GRADE_MAX, GRADE_MIN, HINT_QUESTION, question_problem
 from labeler.ids import ID_HINT, id_problem
 from labeler.status import status_of
 from storage import schema as S
@@ -71,9 +71,11 @@ def check_annotator(annotator: Any) -> str:
 
 
 def check_text(text: Any) -> str:
-    """A question's text: a non-blank string."""
+    """A question's text: a non-blank string within the question size cap."""
     if not isinstance(text, str) or not text.strip():
         raise InputError("the question text is empty", hint="write the question as an annotator would ask it.")
+    if why := question_problem(text):
+        raise InputError(why, hint=HINT_QUESTION)
     return text
 
 

@@ -106,3 +106,32 @@ def test_a_rerun_never_opens_the_index_again(app_home, sample_embeddings, monkey
         assert not at.exception, at.exception
     at.run()
     assert len(opened) == 1
+
+
+def test_background_calls_keep_a_failure_a_while_then_ask_again():
+    calls = []
+
+    def failing():
+        calls.append(time.monotonic())
+        raise TimeoutError("the system's own timeout, not 'still running'")
+
+    pool = background.BackgroundCalls(workers=1, failed_ttl=0.3)
+    with pytest.raises(TimeoutError, match="own timeout"):
+        pool.get("k", failing, wait=2)
+    with pytest.raises(TimeoutError):  # kept: a rerun on every click does not ask again
+        pool.get("k", failing)
+    assert len(calls) == 1
+    time.sleep(0.4)
+    with pytest.raises(TimeoutError):
+        pool.get("k", failing, wait=2)
+    assert len(calls) == 2  # asked anew once the failure is old
+
+
+def test_background_calls_answer_pending_at_once_while_a_call_runs():
+    gate = threading.Event()
+    pool = background.BackgroundCalls(workers=1)
+    t0 = time.monotonic()
+    assert isinstance(pool.get("k", lambda: gate.wait(5) and "ranking", wait=0.05), background.Pending)
+    assert time.monotonic() - t0 < 1 and not pool.done("k")
+    gate.set()
+    assert pool.get("k", lambda: "asked again", wait=2) == "ranking" and pool.done("k")

@@ -269,11 +269,11 @@ def test_read_golden_huge_line_is_refused_in_bounded_memory(tmp_path):
 
 
 def test_read_golden_line_of_exactly_the_limit_is_fine(tmp_path):
-    head = '{"query_id": "q1", "question": "'
+    head = '{"query_id": "q1", "question": "q?", "notes": "'  # notes: a question has its own, smaller cap
     body = "a" * (MAX_LINE_BYTES - len(head) - 2)
     path = tmp_path / "edge.jsonl"
     path.write_text(head + body + '"}\n', encoding="utf-8")
-    assert len(read_golden(path).get("q1").question) == len(body)
+    assert len(read_golden(path).get("q1").notes) == len(body)
 
 
 # --------------------------------------------------------------------------- writing

@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import shutil
 import threading
+import time
 
 import pytest
 from click.testing import CliRunner
 
 from app import systems as sy
 from app.access import local_actor
+from app.background import Pending
 from browser_support import app_home, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 from labeler.cli import cli
 from labeler.config import RunConfig
@@ -41,7 +43,7 @@ def endpoint(sample_embeddings):
     ('name = "x"\nurl = "https://elsewhere.test/?q={query}&t=${DATABASE_PASSWORD}"\n[response]\nhits = "h"\nid = "i"\n',
      "reads environment variable\\(s\\) DATABASE_PASSWORD, which the server does not offer"),
     ('name = "x"\nurl = "https://e.test/?q={query}"\n[headers]\nAuthorization = "Bearer abc123"\n'
-     '[response]\nhits = "h"\nid = "i"\n', "holds a secret in plain text \\(header Authorization\\)"),
+     '[response]\nhits = "h"\nid = "i"\n', "a secret is written in plain text \\(header Authorization\\)"),
     ('kind = "python"\ntarget = "os:system"\n', "the app declares HTTP endpoints only"),
     ('name = "x"\nurl = "https://e.test/"\n[response]\nhits = "h"\nid = "i"\n', "\\{query\\}"),
     ('name = x', "not valid TOML"),
@@ -140,3 +142,74 @@ def test_an_uploaded_run_lists_every_bad_line_on_the_page(tmp_path):
     assert shown[:3] == ["mine.trec:2: score 'high' is not a number", "mine.trec:3: not UTF-8 text",
                          "mine.trec:4: expected 6 fields (query_id Q0 doc_id rank score tag), found 1"]
     assert shown[3].startswith("3 bad lines; nothing was scored. Hint:")
+
+
+class SlowSystem:
+    """A search endpoint on localhost that answers `leave-001` first, after `delay` seconds."""
+
+    def __init__(self, delay: float) -> None:
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                time.sleep(delay)
+                data = json.dumps({"hits": [{"doc_id": "leave-001", "score": 1.0}]}).encode()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.text = (f'name = "slowpoke"\nurl = "http://127.0.0.1:{self.server.server_port}/s?q={{query}}&k={{k}}"\n'
+                     'method = "GET"\n[response]\nhits = "hits"\nid = "doc_id"\nscore = "score"\n')
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_pooled_ranking_answers_pending_at_once_then_the_ranking_when_ready():
+    slow = SlowSystem(delay=1.5)
+    try:
+        declaration = sy.parse_declaration(slow.text)
+        t0 = time.monotonic()
+        first = sy.pooled_ranking(declaration, None, "a question", 10, wait=0.2)
+        assert isinstance(first, Pending) and time.monotonic() - t0 < 1.0  # not the 1.5 s the system takes
+        while isinstance(ranking := sy.pooled_ranking(declaration, None, "a question", 10), Pending):
+            assert time.monotonic() - t0 < 10
+            time.sleep(0.1)
+        assert ranking == ("leave-001",) and time.monotonic() - t0 >= 1.4
+        t1 = time.monotonic()
+        assert sy.pooled_ranking(declaration, None, "a question", 10) == ("leave-001",)  # kept: not asked again
+        assert time.monotonic() - t1 < 0.5
+    finally:
+        slow.close()
+
+
+def test_label_page_judges_while_a_pooled_system_is_slow_and_its_candidates_join_later(app_home):
+    slow = SlowSystem(delay=3)
+    try:
+        sy.save_system(open_store(), ADMIN, slow.text)
+        at = open_app(annotator="asha")
+        at.text_input(key="new_question").input("How many vacation days do I get?")
+        at.button(key="FormSubmitter:new-question-form-Add question").click().run()
+        t0 = time.monotonic()
+        at.selectbox(key="extra_system").set_value("slowpoke").run()
+        assert not at.exception, at.exception
+        assert time.monotonic() - t0 < 2.8  # the page did not wait for the system's 3 s
+        assert any("slowpoke is slow: its candidates join when ready" in m for m in texts(at.info))
+        at.segmented_control(key="cand-0-grade").set_value(2).run()  # judging goes on meanwhile
+        assert not at.exception, at.exception
+        assert any(q.relevance for q in open_store().export_golden())  # the grade was saved
+        while "slowpoke #1" not in " ".join(m.value for m in at.markdown):  # the note's fragment reruns the page
+            assert time.monotonic() - t0 < 15, texts(at.info)
+            time.sleep(0.5)
+            at.run()
+        assert not any("is slow" in m for m in texts(at.info))
+    finally:
+        slow.close()

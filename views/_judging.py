@@ -21,7 +21,8 @@ from views import _keyboard as kb
 from views._cards import candidate_card, keyboard_bar
 from views._common import Keys, act, guard, guarded, show_flash
 from views._holes import holes_bar
-from views._loaders import bm25_pooled, dense_status, keyword_hits, pooled, run_holes, system_ranking
+from views._loaders import bm25_pooled, dense_status, keyword_hits, pooled, run_holes
+from views._pooling import system_ranks
 
 DENSE_WAITED = "dense_waited"
 
@@ -78,8 +79,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         candidates = bm25_pooled(path, question.question)
         _dense_watch(path)  # the note, kept up to date
     if extra := st.session_state.get(Keys.EXTRA_SYSTEM):  # the sidebar's "Also pool from"
-        ranks = {d: r for r, d in enumerate(system_ranking(extra, question.question, me), start=1)}
-        candidates = with_ranking(candidates, extra, ranks)
+        candidates = with_ranking(candidates, extra, system_ranks(extra, question.question, me))
     if (run_id := st.session_state.get(Keys.HOLES)) is not None:
         holes = run_holes(s, run_id)
         candidates = with_ranking(candidates, holes.badge, holes.ranks(qid), first=True)

@@ -200,32 +200,6 @@ def run_holes(s, run_id: int):
     return guard(_holes, default_db_url(), guard(s.revision), run_id)
 
 
-@st.cache_data(show_spinner=False, max_entries=512, ttl=600)
-def _system_ranking(declaration: str, hosts: tuple[str, ...] | None, question: str, k: int) -> tuple[str, ...]:
-    from app.systems import top_documents
-
-    # keyed on the declaration (a re-declared name asks anew) and on the hosts the actor's endpoints may call
-    return top_documents(json.loads(declaration), None if hosts is None else frozenset(hosts), question, k)
-
-
-def system_ranking(name: str, question: str, me, k: int = 10) -> tuple[str, ...]:
-    """A saved system's top k for a question, asked on `me`'s behalf (once per question, kept 10
-    minutes); () and a warning when it fails: the other candidates are still there to judge."""
-    from app.systems import endpoint_hosts, saved_systems
-    from labeler.errors import LabelerError
-
-    try:
-        saved = saved_systems(store()).get(name)
-        if saved is None:
-            return ()
-        hosts = endpoint_hosts(me)
-        return _system_ranking(json.dumps(saved["declaration"], sort_keys=True),
-                               None if hosts is None else tuple(sorted(hosts)), question, k)
-    except LabelerError as exc:  # a failed search, or a system deleted since it was picked
-        st.warning(f"{name} did not answer: {exc}")
-        return ()
-
-
 def saved_runs(s) -> list:
     """The collection's saved runs, newest first; read again only after a write."""
     return guard(_saved_runs, default_db_url(), guard(s.revision))

@@ -50,7 +50,7 @@ def endpoint_section(s: Store, me: Actor, corp: Corpus, path: str, stale: str) -
     if pick is None:
         st.info("No endpoint is declared yet: an admin declares one here.")
         return
-    text = st.text_area("Declaration (TOML)", value=saved[pick]["text"] if pick in saved else sy.EXAMPLE,
+    text = st.text_area("Declaration (TOML)", value=sy.shown_text(saved[pick]) if pick in saved else sy.EXAMPLE,
                         height=300, key=f"system_text_{pick}", disabled=not declare,
                         help="URL and body templates take {query} and {k}; header values may read the "
                              f"environment variables listed in {sy.SYSTEM_ENV} as ${{NAME}}.")

@@ -23,17 +23,23 @@ from labeler.cli.params import depth_option
 @click.option("--threads", type=click.IntRange(1, 256), default=None,
               help="Threads the model computes with [default: torch's, one per core]. 1 keeps a server on a "
                    "machine shared with other work from stalling in OpenMP barriers.")
+@click.option("--read-timeout", type=click.FloatRange(0.1, 3600), default=10.0, show_default=True, metavar="SECONDS",
+              help="Time a connection has to send each whole request (or the next one); slower ones are closed.")
+@click.option("--max-connections", type=click.IntRange(1, 10_000), default=64, show_default=True,
+              help="Connections served at once (a thread each); more are answered 503 with Retry-After.")
 @click.option("--access-log", is_flag=True, help="Log every request on stderr.")
 @retrieval_options
 @handle_errors
 def serve_command(corpus: str, host: str, port: int, depth: int, batch_window: float, max_batch: int,
-                  threads: int | None, access_log: bool, **options) -> None:
+                  threads: int | None, read_timeout: float, max_connections: int, access_log: bool,
+                  **options) -> None:
     """Serve CORPUS as JSON over HTTP: POST /search {"query": ..., "k": ...}, GET /search?q=..., GET /health."""
     from labeler.cli.retrieval import ProgressBar
     from labeler.serve import make_server, open_service
 
     config = config_from_options(options, k=depth)
-    server = make_server(None, host, port, default_k=depth, access_log=access_log)  # a busy port fails before loading
+    server = make_server(None, host, port, default_k=depth, access_log=access_log, read_timeout=read_timeout,
+                         max_connections=max_connections)  # a busy port fails before loading
     if threads is not None:
         import torch
 

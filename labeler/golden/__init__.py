@@ -11,13 +11,13 @@ from labeler.golden.jsonl import parse_golden_jsonl, read_golden, serialize_gold
     write_golden
 from labeler.golden.model import GRADE_MAX, GRADE_MIN, KNOWN_FIELDS, GoldenQuery, GoldenSet, golden_fingerprint
 from labeler.golden.trec import serialize_trec_qrels, write_trec_qrels
-from labeler.golden.validation import MAX_PROBLEMS, grade_problem
+from labeler.golden.validation import HINT_QUESTION, MAX_PROBLEMS, MAX_QUESTION_CHARS, grade_problem, question_problem
 from labeler.jsonlines import MAX_LINE_BYTES
 
 __all__ = [
-    "BEIR_QRELS_HEADER", "GRADE_MAX", "GRADE_MIN", "KNOWN_FIELDS", "MAX_LINE_BYTES", "MAX_PROBLEMS",
-    "TARGET_QUESTIONS", "TARGET_UNANSWERABLE_SHARE", "GoldenHealth", "GoldenQuery", "GoldenSet",
+    "BEIR_QRELS_HEADER", "GRADE_MAX", "GRADE_MIN", "HINT_QUESTION", "KNOWN_FIELDS", "MAX_LINE_BYTES", "MAX_PROBLEMS",
+    "MAX_QUESTION_CHARS", "TARGET_QUESTIONS", "TARGET_UNANSWERABLE_SHARE", "GoldenHealth", "GoldenQuery", "GoldenSet",
     "golden_fingerprint", "golden_health", "grade_problem", "parse_beir_golden", "parse_golden_jsonl",
-    "read_beir_golden", "read_golden", "serialize_beir", "serialize_golden_jsonl", "serialize_trec_qrels",
+    "question_problem", "read_beir_golden", "read_golden", "serialize_beir", "serialize_golden_jsonl", "serialize_trec_qrels",
     "validate_golden", "write_beir", "write_golden", "write_trec_qrels",
 ]

@@ -8,6 +8,8 @@ Where the design is silent this module decides:
 - Ids (query ids, doc ids, the keys of doc-id maps such as `doc_hashes`) follow `labeler.ids`.
 - Line reading (UTF-8, byte-order mark, line size limit, strict JSON) is `labeler.jsonlines`.
 - At most `MAX_PROBLEMS` bad lines are collected; past that the report says it stopped.
+- `read_golden` refuses a file over `MAX_GOLDEN_BYTES` or `MAX_GOLDEN_QUESTIONS` in one line,
+  before reading it whole (the question text cap is `validation.MAX_QUESTION_CHARS`).
 - Serialization is canonical: known fields in a fixed order, then unknown fields sorted by
   name; relevance sorted by doc id; `ensure_ascii=False`; one object per line; final newline.
   So export -> import -> export is byte-identical.
@@ -23,17 +25,27 @@ from labeler.errors import GoldenFormatError, InputError, LineProblem
 from labeler.golden.beir import read_beir_golden
 from labeler.golden.model import GoldenQuery, GoldenSet
 from labeler.golden.validation import HINT_EMPTY, Problems, query_from_object
+
+# What one import may hold. DESIGN's target is 50-200 questions; the biggest BEIR test sets hold
+# ~10,000 (Quora), so 20,000 questions and 100 MiB leave room for any real set while a 100,000-line
+# file (which took the Golden set page 30 s and 550 MB) is refused before it is read.
+MAX_GOLDEN_QUESTIONS = 20_000
+MAX_GOLDEN_BYTES = 100 << 20
+HINT_IMPORT = "split the file and import the parts one by one (each import adds to the collection)."
 from labeler.jsonlines import BadLine, json_values, open_lines, parse_json_lines, path_kind, write_text_atomic
 
 
 def _parse_golden_values(values: Iterable[tuple[int, Any]], source: str | None, keep_scale: bool,
-                         doc_ids: Collection[str] | None) -> GoldenSet:
+                         doc_ids: Collection[str] | None, max_questions: int | None = None) -> GoldenSet:
     problems = Problems()
     queries: list[GoldenQuery] = []
     first_line: dict[str, int] = {}
-    saw_content = False
+    seen = 0
     for n, obj in values:
-        saw_content = True
+        seen += 1
+        if max_questions is not None and seen > max_questions:  # stop reading: the rest is never parsed
+            raise InputError(f"the file holds more than {max_questions:,} questions (line {n:,} is question "
+                             f"{seen:,}); the limit is {max_questions:,} per import", path=source, hint=HINT_IMPORT)
         if isinstance(obj, BadLine):
             problems.add_bad_line(n, obj)
             continue
@@ -50,7 +62,7 @@ def _parse_golden_values(values: Iterable[tuple[int, Any]], source: str | None, 
             problems.hints |= hints
             continue
         queries.append(query)  # type: ignore[arg-type]
-    if not saw_content:
+    if not seen:
         problems.add(1, "the file has no questions (it is empty or holds only blank lines)", HINT_EMPTY)
     problems.raise_if_any(source)
     return GoldenSet(tuple(queries))
@@ -85,11 +97,13 @@ def serialize_golden_jsonl(golden: GoldenSet) -> str:
     return "".join(json.dumps(_query_object(q), ensure_ascii=False) + "\n" for q in golden.queries)
 
 
-def read_golden(path: str | Path | IO, *, keep_scale: bool = False,
-                doc_ids: Collection[str] | None = None) -> GoldenSet:
+def read_golden(path: str | Path | IO, *, keep_scale: bool = False, doc_ids: Collection[str] | None = None,
+                max_questions: int | None = MAX_GOLDEN_QUESTIONS,
+                max_bytes: int | None = MAX_GOLDEN_BYTES) -> GoldenSet:
     """Read a golden JSONL file or a BEIR folder (queries.jsonl + qrels/test.tsv), or an open file.
 
-    A string is always a path; literal JSONL text goes through `parse_golden_jsonl`.
+    A string is always a path; literal JSONL text goes through `parse_golden_jsonl`. A JSONL file
+    over `max_bytes` or `max_questions` is refused in one line naming it, before it is read whole.
     """
     if not hasattr(path, "read"):
         kind = path_kind(path)
@@ -99,8 +113,8 @@ def read_golden(path: str | Path | IO, *, keep_scale: bool = False,
         if looks_like_text and kind == "missing":
             raise InputError("expected the path of a golden file, got text that looks like JSONL",
                              hint="pass a file path, or parse text with parse_golden_jsonl.")
-    with open_lines(path) as (source, lines):
-        return _parse_golden_values(json_values(lines), source, keep_scale, doc_ids)
+    with open_lines(path, max_bytes=max_bytes, hint=HINT_IMPORT) as (source, lines):
+        return _parse_golden_values(json_values(lines), source, keep_scale, doc_ids, max_questions)
 
 
 def validate_golden(golden: GoldenSet, *, keep_scale: bool = False,

@@ -9,7 +9,10 @@ A declaration (TOML shown; JSON and a dict hold the same keys):
     name = "acme-search"                # in a file, optional: the file's name (acme-search.toml)
     method = "POST"                     # GET or POST (default: POST with a body, else GET)
     url = "https://search.acme.test/v1/query?top={k}"     # {query}, {k} URL-encoded
-    timeout = 10                        # seconds per request
+    timeout = 10                        # seconds any one connect or read may wait
+    deadline = 10                       # seconds per call in total, however the answer trickles in
+                                        # (default: 10, or the timeout when that is longer)
+    max_bytes = 10_000_000              # an answer past this many bytes is refused unread
     retries = 3                         # on connection errors, 429 and 5xx (Retry-After honoured)
     backoff = 0.5                       # first retry wait in seconds, doubled each retry
     max_retry_wait = 30                 # cap on any one wait, Retry-After included
@@ -43,13 +46,13 @@ from typing import Any
 
 from labeler.errors import ConfigError
 from labeler.systems.base import SECRET_MASK, SearchFailed, check_doc_id, check_score
+from labeler.systems.secrets import literal_secrets, mask_declaration
 
 _PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _ENV_REF = re.compile(r"\$\{([^}]*)\}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SENSITIVE = re.compile(r"auth|token|key|secret|passw|cookie|session|credential|signature", re.IGNORECASE)
-KEYS = ("kind", "name", "method", "url", "headers", "body", "response", "id_regex", "timeout", "retries",
-        "backoff", "max_retry_wait", "rate_limit", "concurrency")
+KEYS = ("kind", "name", "method", "url", "headers", "body", "response", "id_regex", "timeout", "deadline",
+        "max_bytes", "retries", "backoff", "max_retry_wait", "rate_limit", "concurrency")
 RESPONSE_KEYS = ("hits", "id", "score")
 MIN_SECRET = 4  # shorter values are not masked: "1" would turn "HTTP 401" into "HTTP 40***"
 _CUT_MESSAGE = 2000  # texts past this are answers, not messages that cut a value short with "..."
@@ -67,6 +70,8 @@ class EndpointSpec:
     body: Any = None
     id_regex: str | None = None
     timeout: float = 10.0
+    deadline: float = 10.0
+    max_bytes: int = 10_000_000
     retries: int = 3
     backoff: float = 0.5
     max_retry_wait: float = 30.0
@@ -110,13 +115,20 @@ class EndpointSpec:
                                                        for k, v in headers.items()):
             raise fail("headers must map header names to strings",
                        'e.g. [headers] Authorization = "Bearer ${SEARCH_TOKEN}".')
-        for where, text in [("url", url), *((f"header {k!r}", v) for k, v in headers.items())]:
+        if found := literal_secrets({"url": url, "headers": headers, "body": body}):
+            wheres = ", ".join(where for where, _ in found)
+            raise fail(f"a secret is written in plain text ({wheres})",
+                       "put it in an environment variable and write ${NAME} there, e.g. "
+                       'Authorization = "Bearer ${SEARCH_TOKEN}" or api_key = "${SEARCH_KEY}" '
+                       "(read when a request is sent, never stored or shown).")
+        for where, text in [("url", url), *((f"header {k!r}", v) for k, v in headers.items()),
+                            *(("body", v) for v in strings_in(body))]:
             for ref in _ENV_REF.findall(text):
                 if not _ENV_NAME.fullmatch(ref):
                     raise fail(f"{where} references ${{{ref}}}, not an environment variable name",
                                "write ${NAME} with letters, digits and underscores.")
         placeholders = [("url", p) for p in _PLACEHOLDER.findall(url)]
-        placeholders += [("body", p) for s in _strings(body) for p in _PLACEHOLDER.findall(s)]
+        placeholders += [("body", p) for s in strings_in(body) for p in _PLACEHOLDER.findall(s)]
         for where, p in placeholders:
             if p not in ("query", "k"):
                 raise fail(f"{where} has an unknown placeholder {{{p}}}", "use {query} (the question) and {k}.")
@@ -148,6 +160,8 @@ class EndpointSpec:
                            "name the doc id group (?P<doc>...), or use one group.")
         numbers = {key: _number(data, key, default, kind, positive, fail)
                    for key, default, kind, positive in _NUMBERS}
+        if numbers["deadline"] is None:  # a declared longer timeout is not cut short by the default
+            numbers["deadline"] = max(DEFAULT_DEADLINE, numbers["timeout"])
         return cls(name=name.strip(), url=url, response=dict(response), method=method, headers=dict(headers),
                    body=copy.deepcopy(body), id_regex=id_regex, **numbers)
 
@@ -161,29 +175,25 @@ class EndpointSpec:
         out["response"] = dict(self.response)
         if self.id_regex is not None:
             out["id_regex"] = self.id_regex
-        out.update(timeout=self.timeout, retries=self.retries, backoff=self.backoff,
-                   max_retry_wait=self.max_retry_wait, concurrency=self.concurrency)
+        out.update(timeout=self.timeout, deadline=self.deadline, max_bytes=self.max_bytes, retries=self.retries,
+                   backoff=self.backoff, max_retry_wait=self.max_retry_wait, concurrency=self.concurrency)
         if self.rate_limit is not None:
             out["rate_limit"] = self.rate_limit
         return out
 
     def describe(self) -> dict[str, Any]:
-        """`to_dict` with literal secrets masked: sensitive headers and URL parameters show "***"."""
-        out = self.to_dict()
-        if self.headers:
-            out["headers"] = {k: mask_secret(k, v) for k, v in self.headers.items()}
-        out["url"] = _mask_url(self.url)
-        return out
+        """`to_dict` with every literal secret masked as "***" (user:password, key-like path segments,
+        parameters and body fields, sensitive headers); `${NAME}` references shown as written."""
+        return mask_declaration(self.to_dict())
 
     def literal_secrets(self) -> list[str]:
-        """Header names and URL parameters holding a literal (not `${NAME}`) secret, to warn about."""
-        found = [f"header {k}" for k, v in self.headers.items() if mask_secret(k, v) == SECRET_MASK]
-        query = urllib.parse.urlsplit(self.url).query
-        found += [f"url parameter {k}" for k, v in urllib.parse.parse_qsl(query) if mask_secret(k, v) == SECRET_MASK]
-        return found
+        """Where the declaration holds a literal (not `${NAME}`) secret (none once loaded: refused)."""
+        return [where for where, _ in literal_secrets(self.to_dict())]
 
 
-_NUMBERS = (("timeout", 10.0, float, True), ("retries", 3, int, False), ("backoff", 0.5, float, False),
+DEFAULT_DEADLINE = 10.0
+_NUMBERS = (("timeout", 10.0, float, True), ("deadline", None, float, True), ("max_bytes", 10_000_000, int, True),
+            ("retries", 3, int, False), ("backoff", 0.5, float, False),
             ("max_retry_wait", 30.0, float, True), ("rate_limit", None, float, True), ("concurrency", 4, int, True))
 
 
@@ -211,30 +221,16 @@ def _compile(expression: str, where: str, fail):
                    "see https://jmespath.org; e.g. results[*] or data.hits.") from None
 
 
-def _strings(value: Any):
+def strings_in(value: Any):
+    """Every string in a JSON-like value (a body template), depth first."""
     if isinstance(value, str):
         yield value
     elif isinstance(value, dict):
         for v in value.values():
-            yield from _strings(v)
+            yield from strings_in(v)
     elif isinstance(value, list):
         for v in value:
-            yield from _strings(v)
-
-
-def mask_secret(name: str, value: str) -> str:
-    """A header value as shown and stored: "***" for a literal secret, else unchanged."""
-    return SECRET_MASK if _SENSITIVE.search(name) and not _ENV_REF.search(value) else value
-
-
-def _mask_url(url: str) -> str:
-    parts = urllib.parse.urlsplit(url)
-    if not parts.query:
-        return url
-    pairs = [(k, mask_secret(k, v)) for k, v in urllib.parse.parse_qsl(parts.query, keep_blank_values=True)]
-    if all(v != SECRET_MASK for _, v in pairs):
-        return url
-    return urllib.parse.urlunsplit(parts._replace(query="&".join(f"{k}={v}" for k, v in pairs)))
+            yield from strings_in(v)
 
 
 def resolve_env(text: str, where: str, environ: Mapping[str, str] | None = None, *, source: str | None = None) -> str:
@@ -253,12 +249,13 @@ def resolve_env(text: str, where: str, environ: Mapping[str, str] | None = None,
 
 
 def secret_values(spec: EndpointSpec, environ: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """What must never be shown: the values the url's and headers' `${NAME}` references resolve to
-    now, and literal values of sensitive headers (the ones `describe` masks)."""
+    """What must never be shown: the values the url's, headers' and body's `${NAME}` references
+    resolve to now, and any literal secret (the parts `describe` masks)."""
     environ = os.environ if environ is None else environ
-    names = {name for text in (spec.url, *spec.headers.values()) for name in _ENV_REF.findall(text)}
+    texts = (spec.url, *spec.headers.values(), *strings_in(spec.body))
+    names = {name for text in texts for name in _ENV_REF.findall(text)}
     values = {environ[name] for name in names if environ.get(name)}
-    values |= {v for k, v in spec.headers.items() if mask_secret(k, v) == SECRET_MASK}
+    values |= {v for _, v in literal_secrets(spec.to_dict())}
     return tuple(sorted(values, key=len, reverse=True))
 
 
@@ -311,17 +308,19 @@ def redact_json(value: Any, secrets: Iterable[str]) -> Any:
     return walk(value)
 
 
-def _fill_body(value: Any, question: str, k: int) -> Any:
+def _fill_body(value: Any, question: str, k: int, env) -> Any:
+    """The body template filled: {query}, {k}, and `${NAME}` through `env` (before the question
+    goes in, so a question holding "${X}" is sent as typed)."""
     if isinstance(value, str):
         if value == "{k}":
             return k
         if value == "{query}":
             return question
-        return _PLACEHOLDER.sub(lambda m: question if m.group(1) == "query" else str(k), value)
+        return _PLACEHOLDER.sub(lambda m: question if m.group(1) == "query" else str(k), env(value))
     if isinstance(value, dict):
-        return {key: _fill_body(v, question, k) for key, v in value.items()}
+        return {key: _fill_body(v, question, k, env) for key, v in value.items()}
     if isinstance(value, list):
-        return [_fill_body(v, question, k) for v in value]
+        return [_fill_body(v, question, k, env) for v in value]
     return value
 
 
@@ -334,7 +333,8 @@ def render_request(spec: EndpointSpec, question: str, k: int, *, environ: Mappin
     url = _PLACEHOLDER.sub(lambda m: urllib.parse.quote(question, safe="") if m.group(1) == "query" else str(k), url)
     headers = {name: resolve_env(v, f"{where}header {name!r}", environ, source=source)
                for name, v in spec.headers.items()}
-    body = _fill_body(spec.body, question, k) if spec.body is not None else None
+    body = (_fill_body(spec.body, question, k, lambda text: resolve_env(text, where + "body", environ, source=source))
+            if spec.body is not None else None)
     return spec.method, url, headers, body
 
 

@@ -5,7 +5,10 @@ semaphore shared by every call on the system, so `search` from several threads o
 spaced to at most `rate_limit` requests per second. Connection errors, 429 and 5xx are retried
 with exponential backoff (`backoff`, doubled each time) or the server's Retry-After (seconds or
 an HTTP date), every wait capped at `max_retry_wait`. A read timeout is not retried (the server
-is slow, and a retry doubles its load): the question fails with kind "timeout".
+is slow, and a retry doubles its load): the question fails with kind "timeout". Every call has a
+total `deadline` (connect, headers and body, however slowly they trickle) and its answer a size
+cap `max_bytes`, both enforced while the answer streams in (`transport`): the question fails with
+kind "deadline" or "too_large", the connection closed, never an empty ranking.
 
 No secret comes back out: every value a `${NAME}` resolved to (and every literal sensitive header)
 is masked as *** in error messages and in a test query's raw answer, whatever the endpoint echoes.
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import email.utils
 import json
+import math
 import random
 import threading
 import time
@@ -23,11 +27,14 @@ from typing import TYPE_CHECKING, Any
 
 from labeler.progress import Progress
 from labeler.systems.base import Hit, QueryProbe, QuestionError, SearchFailed, System, SystemRun, check_k, doc_hits
-from labeler.systems.endpoint_spec import (EndpointSpec, ResponseMapping, map_response, mask_secret, redact,
-                                           redact_json, render_request, secret_values)
+from labeler.systems.endpoint_spec import (EndpointSpec, ResponseMapping, map_response, redact, redact_json,
+                                           render_request, secret_values)
+from labeler.systems.secrets import mask_secret
 
 if TYPE_CHECKING:  # pragma: no cover
     import httpx
+
+    from labeler.systems.transport import Answer
 
 _SHOWN_BODY = 200  # characters of an error response quoted in a message
 
@@ -95,11 +102,13 @@ class HttpSystem(System):
             if self._client is None:
                 import httpx
 
+                from labeler.systems.transport import DeadlineTransport
+
                 limits = httpx.Limits(max_connections=self.spec.concurrency,
                                       max_keepalive_connections=self.spec.concurrency)
                 hooks = {"request": [self._check_host]} if self.allowed_hosts is not None else {}
-                self._client = httpx.Client(timeout=self.spec.timeout, limits=limits, follow_redirects=True,
-                                            event_hooks=hooks)
+                self._client = httpx.Client(timeout=self.spec.timeout, transport=DeadlineTransport(limits),
+                                            follow_redirects=True, event_hooks=hooks)
             return self._client
 
     def _check_host(self, request: "httpx.Request") -> None:
@@ -140,24 +149,39 @@ class HttpSystem(System):
         delay = retry_after if retry_after is not None else self.spec.backoff * 2 ** (attempt - 1) * random.uniform(0.8, 1.0)
         time.sleep(min(delay, self.spec.max_retry_wait))
 
-    def _send(self, question: str, k: int, *, retries: int) -> tuple["httpx.Response", int]:
-        """Send one question (with retries): (response, attempts); SearchFailed when out of attempts."""
+    def _send(self, question: str, k: int, *, retries: int) -> tuple["Answer", int]:
+        """Send one question (with retries): (answer, attempts); SearchFailed when out of attempts.
+        Each call is bounded by the declared deadline and its answer by max_bytes (neither retried:
+        a slow or huge answer would only come again)."""
         import httpx
 
+        from labeler.systems.transport import AnswerTooBig, DeadlinePassed, call_deadline, read_answer
+
         method, url, headers, body = render_request(self.spec, question, k, source=self.source)
+        spec = self.spec
         attempt = 0
         while True:
             attempt += 1
-            retry_after = None
+            until = math.inf
             try:
                 with self._slots:  # the rate slot is taken inside: a freed slot never lets a burst through
                     self._limiter.wait()
-                    response = self.client.request(method, url, headers=headers, json=body)
-            except httpx.TimeoutException as exc:
+                    with call_deadline(spec.deadline) as until, \
+                            self.client.stream(method, url, headers=headers, json=body) as streamed:
+                        response = read_answer(streamed, spec.max_bytes, until)
+            except AnswerTooBig as exc:
+                raise SearchFailed(f"the answer from {method} {_shown(url)} is over max_bytes = "
+                                   f"{spec.max_bytes:,} bytes ({exc}): not read further", kind="too_large", attempts=attempt,
+                                   hint="ask for fewer documents (k), or raise max_bytes in the declaration.") from None
+            except (DeadlinePassed, httpx.TimeoutException) as exc:
+                if time.monotonic() >= until:
+                    raise SearchFailed(f"no whole answer from {method} {_shown(url)} within the deadline of "
+                                       f"{spec.deadline:g}s", kind="deadline", attempts=attempt,
+                                       hint="raise deadline in the declaration, or check the endpoint.") from None
                 if isinstance(exc, httpx.ConnectTimeout) and attempt <= retries:
                     self._wait_before_retry(attempt, None)
                     continue
-                raise SearchFailed(f"no answer from {method} {_shown(url)} within {self.spec.timeout:g}s",
+                raise SearchFailed(f"no answer from {method} {_shown(url)} within {spec.timeout:g}s",
                                    kind="timeout", attempts=attempt,
                                    hint="raise timeout in the declaration, or check the endpoint.") from None
             except httpx.TransportError as exc:
@@ -180,7 +204,7 @@ class HttpSystem(System):
                                    kind="http_status", attempts=attempt, hint=hint)
             return response, attempt
 
-    def _ranked(self, response: "httpx.Response", k: int, attempts: int) -> list[Hit]:
+    def _ranked(self, response: "Answer", k: int, attempts: int) -> list[Hit]:
         try:
             data = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -230,7 +254,8 @@ class HttpSystem(System):
         k = check_k(k)
         # ConfigError for a missing secret (before anything is sent)
         method, url, headers, body = render_request(self.spec, question, k, source=self.source)
-        shown = {"method": method, "url": self.spec.describe()["url"], "json": body,
+        shown = {"method": method, "url": self.spec.describe()["url"],
+                 "json": redact_json(body, secret_values(self.spec)),
                  "headers": {n: mask_secret(n, self.spec.headers[n]) for n in headers}}
         t0 = time.perf_counter()
         try:
