@@ -108,10 +108,13 @@ class QuestionFeatures:
         best = np.ones((1, self.columns.shape[1]), dtype=np.float32)
         return hstack([self.text.transform(self.question), csr_matrix(best)], format="csr")
 
+    def prior_scores(self) -> np.ndarray:
+        """Each document by the retrievers alone (sum of its rank features): the order before any model."""
+        return self.columns[:, 1::2].sum(axis=1)
+
     def prior_order(self) -> list[int]:
-        """Positions by the retrievers alone (sum of rank features), the order before any model."""
-        rank_cols = self.columns[:, 1::2]
-        total = rank_cols.sum(axis=1) if rank_cols.size else np.zeros(len(self.doc_ids))
+        """Positions by `prior_scores`, ties in corpus order."""
+        total = self.prior_scores()
         return np.lexsort((np.arange(len(total)), -total)).tolist()
 
 
