@@ -47,7 +47,8 @@ class SimulationCollection:
     def _scores(self) -> dict[str, dict]:
         questions = self.golden.questions()
         ids = self.query_ids
-        return dict(zip(ids, retriever_scores(self.retriever, [questions[q] for q in ids])))
+        dense = self.retriever.ready("dense")  # opened BM25-only: the model reads BM25 and text alone
+        return dict(zip(ids, retriever_scores(self.retriever, [questions[q] for q in ids], dense=dense)))
 
     def features(self, query_id: str, extra: Mapping[str, Mapping[str, float]] = {}) -> QuestionFeatures:
         """What the active model reads for one question."""
