@@ -20,12 +20,14 @@ import json
 import os
 import sys
 import time
+from pathlib import Path
 
 from _common import BENCH_HOME, DATASETS, REPO, percentiles
 
-BUDGETS = {"cisi": 40, "cranfield": 30, "scifact": 20}  # judgments per question for `active`
+BUDGETS = {"cisi": 20, "cranfield": 20, "scifact": 20}  # judgments per question for `active`
 KEEP_SCALE = {"cranfield": True}  # Cranfield's -1 and 1..4 (relevant: grade >= 1, as the core reads it)
-RESULTS = REPO / "bench" / "results"
+RESULTS = Path(os.environ.get("BENCH_RESULTS", REPO / "bench" / "results"))
+REGULARIZATION = float(os.environ.get("BENCH_C", 0)) or None  # another C for the active model, to compare
 PLOT = REPO / "docs" / "judging_cost.png"
 
 
@@ -74,9 +76,11 @@ def bench(name: str) -> None:
     _ = col.pools
     print(f"\n== {name}: {len(col.query_ids)} questions, opened in {time.perf_counter() - t0:.0f}s", flush=True)
     out = {}
+    tuned = {"regularization": REGULARIZATION} if REGULARIZATION else {}
     for label, kwargs in {"pool": dict(strategy="pool"),
-                          "active": dict(strategy="active", budget=BUDGETS[name], stop_sample=0),
-                          "active+stop": dict(strategy="active", budget=BUDGETS[name], stop_sample=20)}.items():
+                          "active": dict(strategy="active", budget=BUDGETS[name], stop_sample=0, **tuned),
+                          "active+stop": dict(strategy="active", budget=2 * BUDGETS[name], stop_sample=20,
+                                              **tuned)}.items():
         t = time.perf_counter()
         out[label] = simulate_collection(col.folder, collection=col, runs=runs, **kwargs)
         print(f"{label}: simulated in {time.perf_counter() - t:.0f}s", flush=True)

@@ -17,6 +17,7 @@ import numpy as np
 from labeler.judging.features import QuestionFeatures
 
 PSEUDO_NEGATIVES = 100  # BMI's number of random unjudged documents presumed not relevant
+REGULARIZATION = 1.0  # logistic regression's C (inverse L2 strength)
 
 
 def _seed(*parts: object) -> int:
@@ -31,7 +32,7 @@ class ActiveOrder:
     """
 
     def __init__(self, features: QuestionFeatures, *, seed: str = "", min_grade: int = 1,
-                 pseudo_negatives: int = PSEUDO_NEGATIVES, regularization: float = 1.0) -> None:
+                 pseudo_negatives: int = PSEUDO_NEGATIVES, regularization: float = REGULARIZATION) -> None:
         self.features = features
         self.seed = seed or features.question
         self.min_grade = min_grade

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from labeler.judging.active import ActiveOrder
+from labeler.judging.active import REGULARIZATION, ActiveOrder
 from labeler.judging.collection import SimulationCollection, open_collection
 from labeler.judging.simulate import Oracle, QuestionRun, run_active, run_pool, simulate
 from labeler.judging.stopping import StoppingRule
@@ -14,14 +14,14 @@ ACTIVE_BUDGET = 100
 
 
 def strategy_for(col: SimulationCollection, strategy: str, *, budget: int | None = None, stop_sample: int = 20,
-                 patience: int = 10, min_grade: int = 1):
+                 patience: int = 10, min_grade: int = 1, regularization: float = REGULARIZATION):
     """The per-question strategy: (query_id, oracle) -> QuestionRun."""
     if strategy == "pool":
         return lambda qid, oracle: run_pool(col.pools[qid], oracle, budget)
     rule = StoppingRule(patience=patience, sample_size=stop_sample) if stop_sample else None
 
     def active(qid: str, oracle: Oracle) -> QuestionRun:
-        model = ActiveOrder(col.features(qid), seed=qid, min_grade=min_grade)
+        model = ActiveOrder(col.features(qid), seed=qid, min_grade=min_grade, regularization=regularization)
         return run_active(model, oracle, budget or ACTIVE_BUDGET, rule=rule, seed=qid, min_grade=min_grade)
 
     return active
@@ -46,13 +46,13 @@ def stopping_summary(results: Mapping[str, QuestionRun], qrels: Mapping[str, Map
 
 def simulate_collection(folder: str | Path, strategy: str, *, budget: int | None = None, stop_sample: int = 20,
                         patience: int = 10, runs: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
-                        keep_scale: bool = False, min_grade: int = 1,
+                        keep_scale: bool = False, min_grade: int = 1, regularization: float = REGULARIZATION,
                         collection: SimulationCollection | None = None) -> dict:
     """Simulate `strategy` on a BEIR folder: {"strategy", "collection", "questions", "summary"}."""
     col = collection or open_collection(folder, keep_scale=keep_scale)
     qrels = col.qrels
     run_question = strategy_for(col, strategy, budget=budget, stop_sample=stop_sample, patience=patience,
-                                min_grade=min_grade)
+                                min_grade=min_grade, regularization=regularization)
     results = simulate(col.query_ids, run_question, qrels)
     pools = col.pools
     pool_relevant = sum(qrels[q].get(d, 0) >= min_grade for q in col.query_ids for d in pools[q])
