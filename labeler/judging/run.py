@@ -1,0 +1,65 @@
+"""One simulation of a collection, as the `labeler simulate --json` object."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from labeler.judging.active import REGULARIZATION, ActiveOrder
+from labeler.judging.collection import SimulationCollection, open_collection
+from labeler.judging.simulate import Oracle, QuestionRun, run_active, run_pool, simulate
+from labeler.judging.stopping import StoppingRule
+from labeler.judging.summary import summarize
+
+ACTIVE_BUDGET = 100
+
+
+def strategy_for(col: SimulationCollection, strategy: str, *, budget: int | None = None, stop_sample: int = 20,
+                 patience: int = 10, min_grade: int = 1, regularization: float = REGULARIZATION):
+    """The per-question strategy: (query_id, oracle) -> QuestionRun."""
+    if strategy == "pool":
+        return lambda qid, oracle: run_pool(col.pools[qid], oracle, budget)
+    rule = StoppingRule(patience=patience, sample_size=stop_sample) if stop_sample else None
+
+    def active(qid: str, oracle: Oracle) -> QuestionRun:
+        model = ActiveOrder(col.features(qid), seed=qid, min_grade=min_grade, regularization=regularization)
+        return run_active(model, oracle, budget or ACTIVE_BUDGET, rule=rule, seed=qid, min_grade=min_grade)
+
+    return active
+
+
+def stopping_summary(results: Mapping[str, QuestionRun], qrels: Mapping[str, Mapping[str, int]],
+                     min_grade: int = 1) -> dict:
+    """How honest the estimates were: the true number left when each was made, against its bound."""
+    made = done = covered = done_true = 0
+    for qid, run in results.items():
+        if run.estimate is None:
+            continue
+        relevant = {d for d, g in qrels.get(qid, {}).items() if g >= min_grade}
+        left = len(relevant - set(run.judged[:run.estimate_at]))
+        made += 1
+        covered += left <= run.estimate.upper
+        if run.estimate.done:
+            done += 1
+            done_true += left <= 1
+    return {"estimated": made, "bound_held": covered, "done": done, "done_and_at_most_one_left": done_true}
+
+
+def simulate_collection(folder: str | Path, strategy: str, *, budget: int | None = None, stop_sample: int = 20,
+                        patience: int = 10, runs: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
+                        keep_scale: bool = False, min_grade: int = 1, regularization: float = REGULARIZATION,
+                        collection: SimulationCollection | None = None) -> dict:
+    """Simulate `strategy` on a BEIR folder: {"strategy", "collection", "questions", "summary"}."""
+    col = collection or open_collection(folder, keep_scale=keep_scale)
+    qrels = col.qrels
+    run_question = strategy_for(col, strategy, budget=budget, stop_sample=stop_sample, patience=patience,
+                                min_grade=min_grade, regularization=regularization)
+    results = simulate(col.query_ids, run_question, qrels)
+    pools = col.pools
+    pool_relevant = sum(qrels[q].get(d, 0) >= min_grade for q in col.query_ids for d in pools[q])
+    summary = summarize({q: r.judged for q, r in results.items()}, qrels,
+                        pool_sizes={q: len(pools[q]) for q in col.query_ids}, pool_relevant=pool_relevant,
+                        runs=runs, min_grade=min_grade)
+    if strategy == "active" and stop_sample:
+        summary["stopping"] = stopping_summary(results, qrels, min_grade)
+    return {"strategy": strategy, "collection": str(col.folder),
+            "questions": {q: r.to_dict() for q, r in results.items()}, "summary": summary}

@@ -1,0 +1,84 @@
+"""The judging simulator's core: the active order cannot peek, finds what the pool misses, and its
+summary is recomputed from the judged orders alone."""
+from __future__ import annotations
+
+import pytest
+
+from judging_support import VOCABULARY, write_collection, write_qrels
+from labeler.judging.collection import open_collection
+from labeler.judging.run import simulate_collection
+from labeler.judging.summary import judgments_to_reach, recall_curve, tau_curve
+
+
+@pytest.fixture
+def collection(tmp_path, fake_encoder_factory):
+    folder = tmp_path / "tiny"
+    qrels = write_collection(folder)
+    return folder, qrels, fake_encoder_factory(VOCABULARY)
+
+
+def _active(folder, encoder, **kw):
+    col = open_collection(folder, embedder=encoder)
+    return simulate_collection(folder, "active", collection=col, **kw)
+
+
+def test_simulate_active_cannot_peek_at_unasked_grades(collection):
+    folder, qrels, encoder = collection
+    first = _active(folder, encoder, budget=15, stop_sample=5, patience=3)
+    # Change every grade the first run never asked for: relevant becomes not relevant and back.
+    changed = {}
+    for qid, judged in qrels.items():
+        asked = set(first["questions"][qid]["judged"])
+        changed[qid] = {d: g for d, g in judged.items() if d in asked}
+        changed[qid].update({d: 0 if g else 1 for d, g in judged.items() if d not in asked})
+        assert asked != set(judged)  # some grades really did change
+    write_qrels(folder, changed)
+    second = _active(folder, encoder, budget=15, stop_sample=5, patience=3)
+    assert {q: v["judged"] for q, v in second["questions"].items()} == \
+        {q: v["judged"] for q, v in first["questions"].items()}
+
+
+def test_simulate_active_reaches_beyond_the_pool(collection):
+    folder, qrels, encoder = collection
+    col = open_collection(folder, embedder=encoder)
+    pool = simulate_collection(folder, "pool", collection=col)
+    active = simulate_collection(folder, "active", collection=col, budget=20, stop_sample=0)
+    # The pool is the app's own: dense top 10 + BM25 top 10 in the Label page's order.
+    assert {q: v["judged"] for q, v in pool["questions"].items()} == col.pools
+    outside = sum(len({d for d, g in qrels[q].items() if g} & set(v["judged"]) - set(col.pools[q]))
+                  for q, v in active["questions"].items())
+    assert outside > 0
+    assert active["summary"]["pool"]["relevant_found_within_pool_budget"] >= pool["summary"]["relevant_found"]
+
+
+def test_simulate_stops_when_the_sample_bounds_the_rest(collection):
+    folder, _, encoder = collection
+    result = _active(folder, encoder, budget=60, stop_sample=60, patience=3)
+    stopped = [v for v in result["questions"].values() if v["stopped_at"] is not None]
+    assert stopped and all(v["estimate"]["upper"] <= 1 for v in stopped)
+    assert all(len(v["judged"]) == v["stopped_at"] for v in stopped)
+    stopping = result["summary"]["stopping"]
+    assert stopping["done_and_at_most_one_left"] == stopping["done"] == len(stopped)
+
+
+def test_summary_curve_by_hand():
+    qrels = {"a": {"x": 1, "y": 1, "z": 0}, "b": {"u": 2}}
+    judged = {"a": ["z", "x", "y"], "b": ["u"]}
+    # budget 1: a judges z (0), b judges u (1) -> 2 judgments, 1 found; budget 2: +x -> 3, 2; budget 3: +y -> 4, 3.
+    curve = recall_curve(judged, qrels)
+    assert [(p["judgments"], p["relevant_found"]) for p in curve] == [(2, 1), (3, 2), (4, 3)]
+    assert judgments_to_reach(curve, 0.5 * 3) == 3 and judgments_to_reach(curve, 4) is None
+
+
+def test_summary_tau_on_partial_judgments():
+    qrels = {"a": {"x": 1, "y": 1}, "b": {"u": 1}}
+    runs = {"good": {"a": {"x": 2.0, "y": 1.0}, "b": {"u": 1.0}},
+            "half": {"a": {"x": 1.0, "n": 2.0}, "b": {"u": 1.0}},
+            "bad": {"a": {"n": 1.0}, "b": {"m": 1.0}}}
+    judged = {"a": ["y", "x"], "b": ["u"]}
+    points = tau_curve(judged, qrels, runs, [1, 2])
+    # Full qrels: good 1.0 > half > bad 0 -> tau 1 once everything is judged.
+    assert points[-1]["tau"] == 1.0 and points[-1]["judgments"] == 3
+    # After one judgment each only y (a) and u (b) count: half ranks y nowhere, so it still scores
+    # 0.5 (b) over bad's 0, and the order is already right.
+    assert points[0]["ndcg@10"]["bad"] == 0.0 and points[0]["tau"] == 1.0
