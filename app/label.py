@@ -15,7 +15,7 @@ from labeler.candidates import Candidate, keyword_search, query_terms, shuffled
 from labeler.corpus import Corpus
 from labeler.errors import InputError
 from labeler.status import Status
-from labeler.text import highlight_markup, inert, snippet
+from labeler.text import highlight_markup, inert, inert_code, snippet
 from storage import Store
 from storage.records import QuestionStatus, QuestionSummary
 
@@ -160,7 +160,7 @@ def other_hits(found: Sequence[CandidateView], shown: Sequence[CandidateView]) -
     if hits:
         return hits, ""
     if found:
-        listed = ", ".join(f"{h.doc_id} (#{rank[h.doc_id]})" for h in found[:5])
+        listed = ", ".join(f"{inert(h.doc_id)} (#{rank[h.doc_id]})" for h in found[:5])
         return [], f"Already among the candidates above: {listed}."
     return [], "No document matches every word."
 
@@ -247,7 +247,7 @@ def status_line(status: QuestionStatus, *, hidden: bool = False) -> str:
     type_badge = f":violet-badge[{inert(q.query_type)}] " if q.query_type else ""
     n = 0 if hidden else len(status.adjudicated)  # final grades: they outweigh the consensus
     settled = f" · {n} document{'s' if n != 1 else ''} adjudicated" if n else ""
-    return f"{type_badge}{STATUS_BADGES[status.status]} · `{q.query_id}`{settled}"
+    return f"{type_badge}{STATUS_BADGES[status.status]} · {inert_code(q.query_id)}{settled}"
 
 
 # --------------------------------------------------------------------------- actions

@@ -100,7 +100,7 @@ def test_evaluate_page_declares_tests_saves_and_scores_an_endpoint_then_the_hole
     assert not at.exception, at.exception
     store = open_store()
     [run] = store.list_runs()
-    assert any("system served &#40;http" in c for c in texts(at.caption))  # inert markup of "served (http"
+    assert any("system served &#40;http" in c.value for c in at.caption)  # inert markup of "served (http"
     first = run.summary["metrics"]["judged@10"]
     # Judge one hole of this run on the Label page, then score the endpoint again.
     from app.holes import find_holes
