@@ -18,6 +18,7 @@ from collections.abc import Iterable
 _MARKDOWN_SPECIAL = "\\`*_{}[]()#+-.!|~$:<>&\"'=/@^%"
 _ENTITY = {c: f"&#{ord(c)};" for c in _MARKDOWN_SPECIAL}
 _LINE_START_ONLY = "-+#"
+_AUTOLINK = re.compile(r"(https?(?=://)|www(?=\.)|@)", re.IGNORECASE)
 _WS = re.compile(r"\s+")
 
 
@@ -27,8 +28,10 @@ def inert(text: str) -> str:
     `-`, `+` and `#` are syntax only where a line starts (a list item, a rule, a heading), and with
     newlines gone that can only be the text's first character after spaces: elsewhere they stay as
     they are, so plain ids and labels (`q-0001`, `dense #1`) read the same in the Markdown source.
+    GitHub's autolinks (`http://…`, `www.…`, `name@host.org`) are also found in the decoded text, where
+    no reference helps: an invisible word joiner after `http`, `www` and `@` keeps them from matching.
     """
-    flat = _WS.sub(" ", text)
+    flat = _AUTOLINK.sub("\\1\u2060", _WS.sub(" ", text))
     lead = len(flat) - len(flat.lstrip(" "))
     return "".join(c if c in _LINE_START_ONLY and i > lead else _ENTITY.get(c, c) for i, c in enumerate(flat))
 

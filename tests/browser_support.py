@@ -266,6 +266,6 @@ def grade_option(scope, n: int, grade: int):
 
 
 def texts(elements) -> list[str]:
-    """What each element says: its Markdown source with the character references that `inert` writes
-    data as read back (the source itself is `e.value`)."""
-    return [html.unescape(e.value) for e in elements]
+    """What each element says: its Markdown source with the character references (and the invisible word
+    joiners) that `inert` writes data with read back (the source itself is `e.value`)."""
+    return [html.unescape(e.value).replace("\u2060", "") for e in elements]

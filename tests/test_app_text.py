@@ -34,8 +34,22 @@ def _paragraph(markdown: str) -> str:
 
 @pytest.mark.parametrize("value", HOSTILE)
 def test_inert_renders_as_exactly_its_text_under_commonmark_with_html_on(value):
-    # newlines become spaces; a paragraph drops the spaces at its ends
-    assert _paragraph(inert(value)) == html.escape(re.sub(r"\s+", " ", value).strip(), quote=False)
+    # newlines become spaces; a paragraph drops the spaces at its ends; word joiners are invisible
+    shown = _paragraph(inert(value)).replace("\u2060", "")
+    assert shown == html.escape(re.sub(r"\s+", " ", value).strip(), quote=False)
+
+
+# What GitHub's autolink transform looks for in a text node, whose references are already decoded
+# (mdast-util-gfm-autolink-literal): a reference cannot hide these, so inert breaks them up.
+GFM_URL = re.compile(r"(https?://|www(?=\.))([-.\w]+)([^ \t\r\n]*)", re.IGNORECASE)
+GFM_EMAIL = re.compile(r"([-.\w+]+)@([-\w]+(?:\.[-\w]+)+)")
+
+
+@pytest.mark.parametrize("value", ["www.example.com", "http://127.0.0.1:9/", "see HTTPS://x.org/a", "mail@example.org"])
+def test_inert_leaves_no_autolink_in_the_text_it_displays(value):
+    shown = html.unescape(inert(value))
+    assert not GFM_URL.search(shown) and not GFM_EMAIL.search(shown)
+    assert shown.replace("\u2060", "") == value
 
 
 @pytest.mark.parametrize("value", [v for v in HOSTILE if v.strip()])
