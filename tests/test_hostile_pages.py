@@ -27,13 +27,14 @@ from storage import open_store
 PASSWORD = "a long enough password"
 LOOPBACK = "http://127.0.0.1:9"  # nothing listens on the discard port: a request there is the leak to look for
 
-# Ids hold no whitespace (the id policy); each is markup in its own way.
+# Ids hold no whitespace (the id policy); each is markup in its own way (`<img/src="x"/onerror=...>`:
+# after a quoted value a slash separates attributes as a space would).
 Q_CDATA = "qcdifr`<![CDATA[x><iframe/srcdoc=&lt;script&gt;parent.__xss='cdata-iframe'&lt;/script&gt;>]]>"
-Q_PI = "qpi`<?x><img/src=x/onerror=parent.__xss='pi'>?>"
+Q_PI = "qpi`<?x><img/src=\"x\"/onerror=parent.__xss='pi'>?>"
 D_STYLE = f"dstyle`<style>*{{background:url({LOOPBACK}/style-id)}}</style>"
 D_LINK = f"dlink[x](javascript:parent.__xss='link')![i]({LOOPBACK}/md-image-id)"
 D_DIRECTIVE = "ddir$\\alpha$:smile::material/bolt::red[xss]"
-D_EDITED = "dedit<img/src=x/onerror=parent.__xss='edited'>"
+D_EDITED = "dedit<img/src=\"x\"/onerror=parent.__xss='edited'>"
 DOC_IDS = (D_STYLE, D_LINK, D_DIRECTIVE, D_EDITED)
 
 
@@ -46,7 +47,7 @@ def prose(where: str) -> str:
 
 
 ADMIN = f"boss`<svg/onload=parent.__xss='admin'>@example.org"
-ANN_A = "<img/src=x/onerror=parent.__xss='ann-a'>@example.org"  # as stored by an import or an OIDC sign-in
+ANN_A = "<img/src=\"x\"/onerror=parent.__xss='ann-a'>@example.org"  # as stored by an import or an OIDC sign-in
 ANN_B = f"![b]({LOOPBACK}/ann-b.png)@example.org"
 VOTER = ":red[voter]$x$@example.org"
 RUN_A = f"run-a<img/src=x/onerror=parent.__xss='run'>![r]({LOOPBACK}/run.png)"
