@@ -191,6 +191,24 @@ def test_live_markup_finds_the_probes_payloads_and_passes_the_apps_own_markup():
         assert live_markup(f"<small><code>{inert(value)}</code></small>" + highlight_markup(value, ["xss"])) == []
 
 
+# Where raw HTML may be written at all, audited: the candidate card (every data piece through inert or
+# highlight_markup, only the tags of OUR_TAGS) and the keyboard's focus mark and key queue (constants
+# and integers). A new one needs the same audit before it joins this list.
+RAW_HTML_AUDITED = {("views/_cards.py", "unsafe_allow_html=True"): 1, ("views/_keyboard.py", "st.html("): 3}
+
+
+def test_raw_html_is_written_only_where_it_was_audited():
+    found = {}
+    for folder in ("views", "app", "labeler", "storage"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            source = path.read_text(encoding="utf-8")
+            for needle in ("unsafe_allow_html=True", "st.html(", "components.html(", "unsafe_allow_javascript"):
+                if n := source.count(needle):
+                    found[(path.relative_to(REPO).as_posix(), needle)] = n
+    found.pop(("views/_keyboard.py", "unsafe_allow_javascript"), None)  # the key queue's script, a constant
+    assert found == RAW_HTML_AUDITED
+
+
 # --------------------------------------------------------------------------- every page, as the admin
 
 PAGES = ("views/label.py", "views/corpus.py", "views/golden_set.py", "views/evaluate.py", "views/compare.py",
