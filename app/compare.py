@@ -9,6 +9,7 @@ from typing import Any
 
 from labeler import runs
 from labeler.evaluation import compare_reports
+from labeler.text import inert
 from storage import Store
 from storage.records import RunSummary
 
@@ -53,12 +54,12 @@ def compare_runs(store: Store, a_id: int, b_id: int, metrics: Sequence[str]) -> 
 
 
 def corpus_note(a: RunSummary, b: RunSummary) -> str:
-    """What a comparison must say first when the two runs did not search the same corpus content."""
+    """What a comparison must say first when the two runs did not search the same corpus content (markdown)."""
     if a.corpus_fingerprint == b.corpus_fingerprint:
         return ""
     if a.corpus_path and a.corpus_path == b.corpus_path:
         what = "different versions of the corpus"
     else:
         what = "different corpora"
-    return (f"The corpora differ: these runs searched {what} — A: {a.corpus_line}; B: {b.corpus_line}. "
+    return (f"The corpora differ: these runs searched {what} — A: {inert(a.corpus_line)}; B: {inert(b.corpus_line)}. "
             "A difference in the numbers may come from the corpus, not the retrieval.")

@@ -12,6 +12,7 @@ from app.workspace import normalize_corpus_path
 from labeler.corpus import Corpus
 from labeler.paths import SAMPLE_CORPUS
 from labeler.retrieval import Retriever
+from labeler.text import inert, inert_code
 from storage import Store
 
 __all__ = ["UPLOAD_SUFFIXES", "save_uploaded_corpus"]  # the page's upload check lives in app.corpus_files
@@ -19,10 +20,11 @@ __all__ = ["UPLOAD_SUFFIXES", "save_uploaded_corpus"]  # the page's upload check
 
 def source_line(info: CorpusSummary, actor: Actor) -> str:
     """Where the open corpus comes from. Server paths are for admins (who open corpora); anyone
-    else sees the corpus's name and fingerprint, not the server's layout."""
+    else sees the corpus's name and fingerprint, not the server's layout. As markdown (a path is data)."""
     if actor.can(Can.OPEN_CORPUS):
-        return f"Source: `{info.source}` · fingerprint `{info.fingerprint[:19]}…` · cache `{info.cache}`"
-    return f"Source: `{Path(info.source).name}` · fingerprint `{info.fingerprint[:19]}…`"
+        return (f"Source: {inert_code(info.source)} · fingerprint `{info.fingerprint[:19]}…` · "
+                f"cache {inert_code(str(info.cache))}")
+    return f"Source: {inert_code(Path(info.source).name)} · fingerprint `{info.fingerprint[:19]}…`"
 
 
 def open_server_path(actor: Actor, text: str) -> tuple[str, Corpus]:
@@ -57,8 +59,8 @@ class SwitchPreview:
 
     @property
     def text(self) -> str:
-        """The confirmation question."""
-        head = f"Open {self.path} ({self.documents:,} documents) for everyone on this server?"
+        """The confirmation question, as markdown (the path is data)."""
+        head = f"Open {inert(self.path)} ({self.documents:,} documents) for everyone on this server?"
         if not self.judged:
             return head + " No document is judged yet, so no label is affected."
         if not self.missing:

@@ -65,9 +65,9 @@ class RunView:
     def caption(self) -> str:
         """What the numbers rest on: how many questions were scored, left out, and against what."""
         c = self.report.counts
-        made = system_line(self.record.config) or f"config `{self.record.config_hash}`"
+        made = inert(system_line(self.record.config)) or f"config `{self.record.config_hash}`"
         return (f"{c.get('answerable', 0)} answerable questions scored · {c.get('unanswerable', 0)} unanswerable · "
-                f"{c.get('unjudged', 0)} not yet judged (left out) · {inert(made)} · "
+                f"{c.get('unjudged', 0)} not yet judged (left out) · {made} · "
                 f"corpus {inert(self.record.corpus_line)} · golden set `{(self.record.golden_hash or '')[7:15]}`")
 
     @property
@@ -206,9 +206,9 @@ def worst_questions(report: EvalReport, metric: str, n: int = 10,
     for r in report.worst(metric, n):
         rank = r.first_relevant_rank
         out.append({"query_id": r.query_id, "question": report.questions.get(r.query_id, ""),
-                    "title": (f"{r.query_id} · {metric} {r.metrics[metric]:.4f} · first relevant at "
+                    "title": (f"{inert(r.query_id)} · {metric} {r.metrics[metric]:.4f} · first relevant at "
                               f"{'rank ' + str(rank) if rank else 'none retrieved'} · "
-                              f"{report.questions.get(r.query_id, '')}"),
+                              f"{inert(report.questions.get(r.query_id, ''))}"),  # markdown: an expander's label
                     "retrieved": [{"rank": i, "doc_id": d.doc_id, "title": document_title(corpus, d.doc_id),
                                    "score": d.score, "grade": "unjudged" if d.grade is None else str(d.grade)}
                                   for i, d in enumerate(r.top_k, start=1)]})

@@ -20,6 +20,7 @@ from labeler.corpus import Corpus
 from labeler.errors import AccessDenied, InputError
 from labeler.golden import GoldenHealth, golden_health
 from labeler.status import Status
+from labeler.text import inert
 from labeler.transfer import FORMATS, export_bytes, import_golden_set, read_for_import
 from storage import IMPORT_ANNOTATOR, Store
 
@@ -65,7 +66,8 @@ def _agreement_line(ratings) -> str:
     def fmt(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.2f}"
 
-    pairs = "; ".join(f"{p.annotator_a}-{p.annotator_b}: {fmt(p.kappa)} on {p.n_items}" for p in report.pairs[:6])
+    pairs = "; ".join(f"{inert(p.annotator_a)}-{inert(p.annotator_b)}: {fmt(p.kappa)} on {p.n_items}"
+                      for p in report.pairs[:6])  # markdown: a caption
     return (f"Agreement between annotators over {report.n_items} shared judgments: Krippendorff's α (ordinal) = "
             f"{fmt(report.krippendorff_alpha)}, Fleiss' κ = {fmt(report.fleiss_kappa)}"
             + (f"; Cohen's κ per pair: {pairs}" if pairs else "") + "." + note)

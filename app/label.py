@@ -15,7 +15,7 @@ from labeler.candidates import Candidate, keyword_search, query_terms, shuffled
 from labeler.corpus import Corpus
 from labeler.errors import InputError
 from labeler.status import Status, status_reason
-from labeler.text import highlight_markup, inert, snippet
+from labeler.text import highlight_markup, inert, inert_code, snippet
 from storage import IMPORT_ANNOTATOR, Store
 from storage.records import QuestionStatus, QuestionSummary
 
@@ -160,7 +160,7 @@ def other_hits(found: Sequence[CandidateView], shown: Sequence[CandidateView]) -
     if hits:
         return hits, ""
     if found:
-        listed = ", ".join(f"{h.doc_id} (#{rank[h.doc_id]})" for h in found[:5])
+        listed = ", ".join(f"{inert(h.doc_id)} (#{rank[h.doc_id]})" for h in found[:5])
         return [], f"Already among the candidates above: {listed}."
     return [], "No document matches every word."
 
@@ -252,7 +252,7 @@ def status_line(status: QuestionStatus, *, hidden: bool = False, candidates: Seq
     people = {j.annotator for j in status.judgments} - {IMPORT_ANNOTATOR}
     why = "" if hidden else " · " + status_reason(status.status, grades, n_annotators=len(people),
                                                   candidates=tuple(candidates))
-    return f"{type_badge}{STATUS_BADGES[status.status]} · `{q.query_id}`{why}{settled}"
+    return f"{type_badge}{STATUS_BADGES[status.status]} · {inert_code(q.query_id)}{why}{settled}"
 
 
 # --------------------------------------------------------------------------- actions

@@ -38,9 +38,9 @@ class RecheckItem:
 
     @property
     def heading(self) -> str:
-        """`q-0003 · leave-004 · your grade 3 · edited since you judged it`."""
+        """`q-0003 · leave-004 · your grade 3 · edited since you judged it`, as inert markdown."""
         why = "edited since you judged it" if self.reason != DELETED else "deleted from the corpus"
-        return f"{self.query_id} · {self.doc_id} · your grade {self.grade} · {why}"
+        return f"{inert(self.query_id)} · {inert(self.doc_id)} · your grade {self.grade} · {why}"
 
 
 def diff_markup(old: str, new: str) -> tuple[str, str]:

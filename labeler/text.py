@@ -1,26 +1,54 @@
 """Showing document text safely: snippets around query terms, and inert highlighted markup.
 
-Document text is data, never markup. `highlight_markup` splits the raw text on the query
-terms, escapes every piece (HTML *and* the Markdown/Streamlit syntax characters, as numeric
-character references) and only then wraps the matched pieces in `<mark>`. So a document holding
-`<script>`, `<img onerror=...>`, `[x](javascript:...)`, `$math$` or `:red[...]` renders as the
-literal characters it contains.
+Every string from a file, a user or a server (ids, titles, texts, names, messages) is data, never
+markup. Anything the app renders as Markdown (`st.markdown`, captions, alerts, headings, labels)
+takes data only through `inert` (prose) or `inert_code` (an id in code font); `highlight_markup`
+splits the raw text on the query terms, escapes every piece and only then wraps the matched pieces
+in `<mark>`. So a value holding `<script>`, `<![CDATA[...]]>`, `![x](http://...)`, `[x](javascript:...)`,
+`$math$`, `:red[...]` or `:smile:` renders as the literal characters it contains.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
 
-# Characters Markdown, Streamlit's directives (`:red[x]`, `:material/...:`) or KaTeX (`$`) would
-# interpret; written as numeric references they display as themselves.
-_MARKDOWN_SPECIAL = "\\`*_{}[]()#+-.!|~$:<>&\"'=/"
+# Characters HTML, Markdown (GFM autolinks of `www.`, `x@y.z` and `http://` included), Streamlit's
+# directives (`:red[x]`, `:material/...:`, `:smile:`) or KaTeX (`$`) would interpret; written as
+# numeric references they display as themselves, and CommonMark never reads a reference as syntax.
+_MARKDOWN_SPECIAL = "\\`*_{}[]()#+-.!|~$:<>&\"'=/@^%"
 _ENTITY = {c: f"&#{ord(c)};" for c in _MARKDOWN_SPECIAL}
+_LINE_START_ONLY = "-+#"
+_AUTOLINK = re.compile(r"(https?(?=://)|www(?=\.)|@)", re.IGNORECASE)
 _WS = re.compile(r"\s+")
 
 
 def inert(text: str) -> str:
-    """`text` as Markdown/HTML that displays exactly these characters (newlines become spaces)."""
-    return "".join(_ENTITY.get(c, c) for c in _WS.sub(" ", text))
+    """`text` as Markdown/HTML that displays exactly these characters (newlines become spaces).
+
+    `-`, `+` and `#` are syntax only where a line starts (a list item, a rule, a heading), and with
+    newlines gone that can only be the text's first character after spaces: elsewhere they stay as
+    they are, so plain ids and labels (`q-0001`, `dense #1`) read the same in the Markdown source.
+    GitHub's autolinks (`http://…`, `www.…`, `name@host.org`) are also found in the decoded text, where
+    no reference helps: an invisible word joiner after `http`, `www` and `@` keeps them from matching.
+    """
+    flat = _AUTOLINK.sub("\\1\u2060", _WS.sub(" ", text))
+    lead = len(flat) - len(flat.lstrip(" "))
+    return "".join(c if c in _LINE_START_ONLY and i > lead else _ENTITY.get(c, c) for i, c in enumerate(flat))
+
+
+def inert_code(text: str) -> str:
+    """`text` as a Markdown code span (code font) that displays exactly these characters.
+
+    Inside a code span nothing is markup, not even a character reference, so the text goes in raw;
+    the fence is one backtick longer than the longest run of backticks in it, so no backtick in the
+    text can close the span (the way an id holding a backtick once escaped into live HTML).
+    """
+    flat = _WS.sub(" ", text)
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", flat)), default=0) + 1)
+    # A space on each side when the text starts or ends with a backtick (or a space, which CommonMark
+    # would strip): CommonMark strips exactly one space from each side again.
+    pad = " " if flat[:1] in ("`", " ") or flat[-1:] in ("`", " ") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}" if flat else inert("")
 
 
 def _term_pattern(terms: Iterable[str]) -> re.Pattern[str] | None:
@@ -70,4 +98,4 @@ def highlight_markup(text: str, terms: Iterable[str]) -> str:
     return "".join(out)
 
 
-__all__ = ["highlight_markup", "inert", "snippet"]
+__all__ = ["highlight_markup", "inert", "inert_code", "snippet"]

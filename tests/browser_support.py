@@ -6,6 +6,7 @@ app runs in its own process group and is stopped with SIGTERM to that group.
 """
 from __future__ import annotations
 
+import html
 import os
 import signal
 import socket
@@ -265,4 +266,6 @@ def grade_option(scope, n: int, grade: int):
 
 
 def texts(elements) -> list[str]:
-    return [e.value for e in elements]
+    """What each element says: its Markdown source with the character references (and the invisible word
+    joiners) that `inert` writes data with read back (the source itself is `e.value`)."""
+    return [html.unescape(e.value).replace("\u2060", "") for e in elements]

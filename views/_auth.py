@@ -8,7 +8,8 @@ import streamlit as st
 from app import accounts as acc
 from app.access import Actor, Can, local_actor
 from labeler.errors import LabelerError
-from views._common import Keys, show_flash
+from labeler.text import inert_code
+from views._common import Keys, said, show_flash
 from views._pages import PAGES
 from views._uploads import allow_uploads
 
@@ -37,7 +38,7 @@ def identify(store) -> Actor:
     allow_uploads(actor.can(Can.OPEN_CORPUS) or actor.can(Can.IMPORT_GOLDEN))
     st.session_state[Keys.RECHECK] = lambda: _fresh_actor(store)
     with st.sidebar:
-        st.caption(f"Signed in as `{actor.name}` · {actor.role.value}")
+        st.caption(f"Signed in as {inert_code(actor.name)} · {actor.role.value}")
         st.button("Sign out", key="sign-out", on_click=_sign_out, args=(store,))
     return actor
 
@@ -71,7 +72,7 @@ def _team_actor(store) -> Actor:
         except LabelerError as exc:
             _hide_navigation()
             st.title("Golden Set Labeler", anchor=False)
-            st.error(str(exc))
+            st.error(said(exc))
             st.button("Use another account", key="oidc-refused-sign-out", on_click=st.logout)
             st.stop()
     _hide_navigation()
@@ -125,7 +126,7 @@ def _sign_in_form(store) -> None:
             try:
                 signed = acc.sign_in(store, email, password)
             except LabelerError as exc:
-                st.error(str(exc))
+                st.error(said(exc))
                 return
             st.session_state[TOKEN] = signed.token
             st.rerun()
@@ -137,9 +138,9 @@ def _invite_form(store, token: str) -> None:
     try:
         email = acc.invite_email(store, token)
     except LabelerError as exc:
-        st.error(str(exc))
+        st.error(said(exc))
         st.stop()
-    st.caption(f"For `{email}`.")
+    st.caption(f"For {inert_code(email)}.")
     with st.form("accept-invite", border=True):
         password = st.text_input("New password (10 characters or more)", type="password", key="invite_password",
                                  autocomplete="new-password")
@@ -148,7 +149,7 @@ def _invite_form(store, token: str) -> None:
             try:
                 signed = acc.accept_invite(store, token, password, repeated)
             except LabelerError as exc:
-                st.error(str(exc))
+                st.error(said(exc))
                 st.stop()
             st.session_state[TOKEN] = signed.token
             del st.query_params["invite"]

@@ -18,7 +18,7 @@ def _badges(view: CandidateView) -> str:
     def colour(badge: str) -> str:
         return next((c for prefix, c in BADGE_COLOURS if badge.startswith(prefix)), "green")
 
-    return " ".join(f":{colour(b)}-badge[{b}]" for b in view.badges)
+    return " ".join(f":{colour(b)}-badge[{inert(b)}]" for b in view.badges)  # a badge may name a saved system
 
 
 def candidate_card(view: CandidateView, n: int, key: str, on_grade: Grade, *, focused: bool,
@@ -103,7 +103,7 @@ def start_question(key: str, ids: list[str], unfinished: Callable[[], str | None
         st.session_state[key] = wanted if wanted in ids else unfinished() or ids[-1]
         if wanted and wanted not in ids:  # never a silent swap: the link named another question
             st.warning(f"There is no question {inert(wanted[:40])} here (it was deleted, or the link is for "
-                       f"another collection); showing {st.session_state[key]}.")
+                       f"another collection); showing {inert(st.session_state[key])}.")
 
 
 def question_picker(key: str, labels: dict[str, str], on_move: Callable[[int], None]) -> None:

@@ -11,6 +11,7 @@ import streamlit as st
 
 from app.access import Actor
 from labeler.errors import BadLinesError, LabelerError
+from labeler.text import inert
 
 T = TypeVar("T")
 
@@ -36,8 +37,10 @@ class Keys:
 
 
 def said(exc: LabelerError) -> str:
-    """What the user reads: a file with bad lines lists them (the first 20), one per line."""
-    return exc.summary().replace("\n", "  \n") if isinstance(exc, BadLinesError) else str(exc)
+    """What the user reads, as inert markdown (a message quotes files, ids and servers: data, never markup);
+    a file with bad lines lists them (the first 20), one per line."""
+    lines = exc.summary().splitlines() if isinstance(exc, BadLinesError) else [str(exc)]
+    return "  \n".join(inert(line) for line in lines)
 
 
 def guard(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

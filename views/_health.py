@@ -5,6 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from app.golden_set import GoldenOverview
+from labeler.text import inert
 
 
 def health_section(view: GoldenOverview) -> None:
@@ -37,7 +38,7 @@ def health_section(view: GoldenOverview) -> None:
         t1.dataframe(pd.DataFrame({"query type": [t or "(untyped)" for t in health.per_type],
                                    "questions": list(health.per_type.values())}), hide_index=True)
         if health.without_relevant:
-            t1.caption("No relevant document yet: " + ", ".join(health.without_relevant[:30]))
+            t1.caption("No relevant document yet: " + ", ".join(inert(q) for q in health.without_relevant[:30]))
         if view.disagreements:
             t2.markdown(f"**Between annotators** ({view.n_disagreements}): the Adjudicate page queues those on both "
                         "sides of the relevance line or 2+ grades apart.")

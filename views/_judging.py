@@ -91,7 +91,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
 
     st.subheader(inert(question.question), anchor=False)
     hidden = blind and lb.hides_others(views, status, me.name)
-    st.markdown(lb.status_line(status, hidden=hidden, candidates=[v.doc_id for v in views]), unsafe_allow_html=True)
+    st.markdown(lb.status_line(status, hidden=hidden, candidates=[v.doc_id for v in views]))
     for kind, note in lb.unanswerable_notes(status, me.name, hidden=hidden):
         (st.warning if kind == "warning" else st.info)(note)
 

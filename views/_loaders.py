@@ -18,6 +18,7 @@ from app import background
 from app import workspace as ws
 from app.label import search_results
 from labeler.config import RunConfig
+from labeler.text import inert
 from views._common import guard
 from storage import default_db_url, open_store
 
@@ -210,7 +211,7 @@ def workspace(*, with_retriever: bool = True):
     s = store()
     active = guard(ws.active_corpus, s)
     if active.note:
-        st.warning(active.note)
+        st.warning(inert(active.note))
     corp = corpus(active.path)
     guard(ws.ensure_corpus_recorded, s, active, corp)
     return s, active.path, corp, (retriever(active.path) if with_retriever else None)

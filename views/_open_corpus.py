@@ -17,6 +17,7 @@ from app import workspace as ws
 from app.access import Actor, Can
 from app.corpus_files import corpus_roots
 from labeler.paths import SAMPLE_CORPUS
+from labeler.text import inert, inert_code
 from storage import Store
 from views._common import act, flash, guard, show_flash
 
@@ -46,7 +47,7 @@ def open_section(s: Store, me: Actor, path: str, n_questions: int, *, build: Cal
 
     def _confirm(new_path: str, new_corpus) -> None:
         if act(ws.use_corpus, s, me, new_path, new_corpus, slot=SLOT):
-            flash(f"Opened {new_path}: {len(new_corpus):,} documents.", "success", slot=SLOT)
+            flash(f"Opened {inert(new_path)}: {len(new_corpus):,} documents.", "success", slot=SLOT)
             st.session_state[OPENED] = True
         st.session_state.pop(PENDING, None)
 
@@ -58,12 +59,12 @@ def open_section(s: Store, me: Actor, path: str, n_questions: int, *, build: Cal
         return
     sample_tab, path_tab, upload_tab = st.tabs(["Sample corpus", "Path on the server", "Upload"])
     with sample_tab:
-        st.caption(f"The bundled handbook corpus ({SAMPLE_CORPUS}).")
+        st.caption(f"The bundled handbook corpus ({inert(str(SAMPLE_CORPUS))}).")
         if st.button("Open the sample corpus", key="open-sample", disabled=ws.is_sample_corpus(path)):
             st.session_state[PENDING] = guard(cp.open_sample, me)
             st.rerun()
     with path_tab:
-        roots = ", ".join(f"`{r}`" for r in corpus_roots())
+        roots = ", ".join(inert_code(str(r)) for r in corpus_roots())
         new = st.text_input("File or folder under a corpus root", key="open_path", help=f"Corpus roots: {roots} "
                             "(set LABELER_CORPUS_ROOTS to change them).",
                             placeholder="corpus.jsonl, a CSV, a BEIR folder, or a folder of .txt/.md files")

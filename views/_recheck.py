@@ -9,6 +9,7 @@ from app import label as lb
 from app import recheck as rc
 from app.access import Actor
 from labeler.corpus import Corpus
+from labeler.text import inert
 from storage import Store
 from views._common import act, flash, guard, show_flash
 
@@ -18,19 +19,19 @@ SLOT = "recheck_flash"
 def _confirm(s: Store, me: Actor, corp: Corpus, query_id: str, doc_id: str) -> None:
     message = act(rc.confirm, s, me, corp, query_id, doc_id, slot=SLOT)
     if message:
-        flash(message, "success", slot=SLOT)
+        flash(inert(message), "success", slot=SLOT)
 
 
 def _regrade(s: Store, me: Actor, corp: Corpus, query_id: str, doc_id: str, grade: int) -> None:
     if act(lb.grade, s, me, query_id, doc_id, grade, corp, slot=SLOT):
-        flash(f"Regraded {doc_id} on {query_id}: {grade} ({lb.GRADES[grade]}) for its current text.", "success",
+        flash(f"Regraded {inert(doc_id)} on {inert(query_id)}: {grade} ({lb.GRADES[grade]}) for its current text.", "success",
               slot=SLOT)
 
 
 def _remove(s: Store, me: Actor, query_id: str, doc_id: str) -> None:
     message = act(rc.remove, s, me, query_id, doc_id, slot=SLOT)
     if message:
-        flash(message, "success", slot=SLOT)
+        flash(inert(message), "success", slot=SLOT)
 
 
 def recheck_section(s: Store, me: Actor, corp: Corpus, read_only: bool) -> None:
@@ -47,7 +48,7 @@ def recheck_section(s: Store, me: Actor, corp: Corpus, read_only: bool) -> None:
                    "holds for the new text, or regrade it; until then evaluations count it as stale.")
         for i, item in enumerate(guard(rc.recheck_items, s, corp, me.name, stale)):
             with st.container(border=True, key=f"recheck-{i}"):
-                st.markdown(f"**{item.heading}**  \n{item.question}")
+                st.markdown(f"**{item.heading}**  \n{inert(item.question)}")
                 old, new = st.columns(2)
                 old.caption("When you judged it")
                 old.markdown(item.old_markup if item.old_known else "_(the text you judged was not kept: it was "

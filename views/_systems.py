@@ -8,6 +8,7 @@ import streamlit as st
 from app import systems as sy
 from app.access import Actor, Can
 from labeler.corpus import Corpus
+from labeler.text import inert
 from storage import Store
 from views._common import Keys, act, flash, guard, score_columns, show_flash
 from views._eval_results import scroll_after_run
@@ -25,20 +26,20 @@ def _progress():
 def _finish(record) -> None:
     st.session_state[Keys.EVAL_RUN] = record.run_id
     scroll_after_run()
-    st.success(f"Run #{record.run_id} saved ({sy.system_line(record.config)}).")
+    st.success(f"Run #{record.run_id} saved ({inert(sy.system_line(record.config))}).")
 
 
 def _save(s: Store, me: Actor, text_key: str) -> None:
     name = act(sy.save_system, s, me, st.session_state.get(text_key) or "", slot=SLOT)
     if name:
         st.session_state["system_pick"] = name  # the saved one is picked on the next run
-        flash(f"Saved system {name!r}.", "success", slot=SLOT)
+        flash(f"Saved system {inert(repr(name))}.", "success", slot=SLOT)
 
 
 def _delete(s: Store, me: Actor, name: str) -> None:
     if act(sy.delete_system, s, me, name, slot=SLOT):
         st.session_state.pop("system_pick", None)
-        flash(f"Deleted system {name!r}.", "success", slot=SLOT)
+        flash(f"Deleted system {inert(repr(name))}.", "success", slot=SLOT)
 
 
 def endpoint_section(s: Store, me: Actor, corp: Corpus, path: str, stale: str) -> None:
@@ -58,7 +59,7 @@ def endpoint_section(s: Store, me: Actor, corp: Corpus, path: str, stale: str) -
     question = q1.text_input("Test question", key="system_question", placeholder="How many vacation days do I get?")
     if declare and q2.button("Test query", key="system-test"):
         probe = guard(sy.probe_view, guard(sy.test_query, me, text, question), corp)
-        (st.error if probe.error else st.caption)(probe.error or probe.status)
+        (st.error if probe.error else st.caption)(inert(probe.error or probe.status))
         if probe.hits:
             st.dataframe(frame := pd.DataFrame(probe.hits), hide_index=True, key="probe_hits",
                          column_config=score_columns(frame))

@@ -8,8 +8,9 @@ from app import golden_set as gs
 from app.access import Actor
 from labeler.corpus import Corpus
 from labeler.errors import GoldenFormatError, LabelerError
+from labeler.text import inert
 from storage import Store
-from views._common import flash, show_flash
+from views._common import flash, said, show_flash
 
 SLOT = "_flash_upload"  # the import's outcome, shown by the upload box
 
@@ -28,12 +29,12 @@ def upload_section(s: Store, me: Actor, corp: Corpus, path: str) -> None:
             summary = gs.import_golden_file(s, me, uploaded, corp, path, keep_scale=keep_scale,
                                             check_doc_ids=check_ids)
         except GoldenFormatError as exc:
-            st.error(f"{uploaded.name}: {len(exc.problems)} bad line(s); nothing was imported."
-                     + (f" Hint: {gs.upload_hint(exc.hint)}" if exc.hint else ""))
+            st.error(inert(f"{uploaded.name}: {len(exc.problems)} bad line(s); nothing was imported."
+                           + (f" Hint: {gs.upload_hint(exc.hint)}" if exc.hint else "")))
             st.dataframe(pd.DataFrame([{"line": p.line, "problem": p.reason} for p in exc.problems]),
                          hide_index=True, key="upload_problems")
         except LabelerError as exc:  # e.g. a role that may not import
-            st.error(str(exc))
+            st.error(said(exc))
         else:  # rerun at once, so the health figures and the table above show the import
             flash(f"Imported {summary.n_questions} questions ({summary.n_new} new, {summary.n_updated} updated, "
                   f"{summary.n_judgments} judgments, {summary.n_unanswerable} unanswerable).", "success", slot=SLOT)

@@ -9,6 +9,7 @@ from app import adjudicate as adj
 from app.access import Can
 from views._common import act, actor, flash, guard, show_flash
 from views._loaders import store
+from labeler.text import inert
 from storage import default_db_url
 
 FORM_SLOT, GRADE, NOTE = "_flash_adjudicate", "adjudicate_grade", "adjudicate_note"
@@ -55,7 +56,7 @@ else:
         def _set(drawn: list[adj.Dispute], drawn_keys: list[str]) -> None:  # the queue the form was drawn with
             d, grade = drawn[drawn_keys.index(st.session_state["adjudicate_pick"])], st.session_state[GRADE]
             if act(adj.set_final_grade, s, me, d.query_id, d.doc_id, grade, st.session_state[NOTE], slot=FORM_SLOT):
-                flash(f"Final grade {grade} set for {d.doc_id} on {d.query_id}.", "success")
+                flash(f"Final grade {grade} set for {inert(d.doc_id)} on {inert(d.query_id)}.", "success")
                 st.session_state.update({GRADE: None, NOTE: ""})  # a refused form keeps what was typed
 
         with st.form("adjudicate-form", border=True):

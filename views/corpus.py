@@ -9,8 +9,8 @@ import streamlit as st
 from app import corpus as cp
 from app import recheck as rc
 from app import workspace as ws
-from labeler.text import inert
 from app.access import Can
+from labeler.text import inert, inert_code
 from views._common import actor, guard, show_flash
 from views._loaders import retriever, workspace
 from views._open_corpus import just_opened, open_section
@@ -41,7 +41,7 @@ else:
     summary_section()
 env_corpus = os.environ.get(ws.CORPUS_ENV)
 if env_corpus and me.can(Can.OPEN_CORPUS) and ws.normalize_corpus_path(env_corpus) != path:
-    st.info(f"`{ws.CORPUS_ENV}` names {env_corpus}, but this database's golden set is written against the corpus "
+    st.info(f"`{ws.CORPUS_ENV}` names {inert(env_corpus)}, but this database's golden set is written against the corpus "
             "above, so that one stays open. Hint: open the other one below to switch.")
 
 n_questions = len(guard(s.question_index))
@@ -64,7 +64,7 @@ if rows:
     if doc_id:
         doc = corp.get(doc_id)
         with st.container(border=True, key="browse-doc"):
-            st.markdown(f"**{inert(doc.title or doc.doc_id)}** · `{doc.doc_id}`", unsafe_allow_html=True)
+            st.markdown(f"**{inert(doc.title or doc.doc_id)}** · {inert_code(doc.doc_id)}")
             st.text(doc.text)
 
 versions = guard(rc.version_rows, s)
@@ -77,7 +77,7 @@ if versions:
     if changed and (pick := st.selectbox("What changed in version", changed, index=None, key="version_pick")):
         for kind, ids in guard(rc.version_diff, s, pick).items():
             if ids:
-                st.markdown(f"**{kind}** ({len(ids)}): " + ", ".join(f"`{inert(i)}`" for i in ids[:200])
+                st.markdown(f"**{kind}** ({len(ids)}): " + ", ".join(inert_code(i) for i in ids[:200])
                             + (" …" if len(ids) > 200 else ""))
 
 open_section(s, me, path, n_questions, build=summary_section if build_here else None)

@@ -11,6 +11,7 @@ from views._loaders import retriever, run_corpus, run_holes, saved_runs, workspa
 from views._config_form import config_form
 from views._eval_results import abstention_section, metrics_section, results_heading, scroll_after_run
 from views._systems import endpoint_section, upload_section
+from labeler.text import inert
 
 st.title("Evaluate", anchor=False)
 s, path, corp, _ = workspace(with_retriever=False)
@@ -31,7 +32,7 @@ if submitted:
     try:
         values["abstain_threshold"] = float(threshold) if threshold.strip() else None
     except ValueError:
-        st.error(f"Abstention threshold {threshold!r} is not a number. Hint: leave it empty for none.")
+        st.error(f"Abstention threshold {inert(repr(threshold))} is not a number. Hint: leave it empty for none.")
         st.stop()
     config = guard(ev.config_from_form, values)
     ret = retriever(path, config)  # cached on the corpus and the build part: a new threshold or k reuses it
@@ -62,7 +63,7 @@ report = view.report
 st.caption(view.caption)
 for warning in (view.stale_warning, view.failed_warning, ev.coverage_warning(report, cutoff)):
     if warning:
-        st.warning(warning)
+        st.warning(inert(warning))
 if rows := view.missing_rows:
     with st.expander(f"Stale judgments per question ({len(rows)} questions)"):
         st.dataframe(pd.DataFrame(rows), hide_index=True, key="stale_table")

@@ -10,6 +10,7 @@ from views._common import Keys, act, actor, flash, guard, refresh_label, show_fl
 from views._loaders import workspace
 from views._health import health_section, progress_section
 from views._upload import upload_section
+from labeler.text import inert
 from storage import default_db_url
 
 EDIT_SLOT = "_flash_edit"  # messages of the edit form, shown next to it
@@ -61,29 +62,29 @@ else:
 
         def _save(qid: str) -> None:  # qid: the question the submitted form was drawn for
             if (picked := st.session_state.get("golden_edit_id")) != qid:  # saved while the page was catching up
-                return flash(f"Not saved: that form was {qid}'s, but {picked} is picked now. Check the text and "
+                return flash(f"Not saved: that form was {inert(qid)}'s, but {inert(picked)} is picked now. Check the text and "
                              "save again.", "warning", slot=EDIT_SLOT)
             said = act(gs.edit_question, s, me, qid, st.session_state[f"edit_text_{qid}"],
                        st.session_state[f"edit_type_{qid}"], st.session_state[f"edit_notes_{qid}"], slot=EDIT_SLOT)
             if said and said.startswith("Nothing to save") and shown_for("golden_edit_id") < 3:
                 said += " If you typed just after picking it, its form was still loading and replaced your text: type it again."
             if said:
-                flash(said, "success" if said.startswith("Saved") else "info", slot=EDIT_SLOT)
+                flash(inert(said), "success" if said.startswith("Saved") else "info", slot=EDIT_SLOT)
 
         def _delete(qid: str) -> None:
-            act(gs.delete_question, s, me, qid, success=f"Deleted {qid} and its judgments.")
+            act(gs.delete_question, s, me, qid, success=f"Deleted {inert(qid)} and its judgments.")
             st.session_state.pop(Keys.CONFIRM_DELETE, None)
 
         show_flash(EDIT_SLOT)
         with st.form(f"edit-{chosen}", border=False):
-            st.caption(f"Editing **{chosen}**")
+            st.caption(f"Editing **{inert(chosen)}**")
             st.text_area("Question text", q.text, key=f"edit_text_{chosen}", height=68)
             e1, e2 = st.columns(2)
             e1.text_input("Query type", q.query_type, key=f"edit_type_{chosen}")
             e2.text_input("Notes", q.notes, key=f"edit_notes_{chosen}")
             st.form_submit_button("Save changes", on_click=_save, args=(chosen,))
         if st.session_state.get(Keys.CONFIRM_DELETE) == chosen:
-            st.warning(f"Delete **{chosen}** and all {q.n_judgments} of its judgments? This cannot be undone.")
+            st.warning(f"Delete **{inert(chosen)}** and all {q.n_judgments} of its judgments? This cannot be undone.")
             d1, d2 = st.columns([1, 6])
             d1.button("Yes, delete", key="confirm-delete", type="primary", on_click=_delete, args=(chosen,))
             d2.button("Cancel", key="cancel-delete", on_click=lambda: st.session_state.pop(Keys.CONFIRM_DELETE, None))
@@ -98,7 +99,7 @@ files = guard(_downloads, default_db_url(), revision, me) if view.rows and gs.se
 for col, (fmt, label) in zip(st.columns(len(gs.DOWNLOADS)), gs.DOWNLOADS):
     item = files.get(fmt, ("", "", ""))
     if isinstance(item, str):
-        col.error(item)
+        col.error(inert(item))
     else:
         col.download_button(label, item[0], file_name=item[1] or "golden", mime=item[2] or None, key=f"download-{fmt}",
                             icon=":material/download:", on_click="ignore", disabled=not view.rows)

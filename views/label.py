@@ -11,6 +11,7 @@ from app import label as lb
 from app import workspace as ws
 from app.access import Can
 from app.systems import saved_systems
+from labeler.text import inert
 from views._cards import demo_offer_box, new_question_form, question_picker, start_question
 from views._common import HOLES_PARAM, Keys, act, actor, flash, guard, show_flash
 from views._judging import judging
@@ -60,11 +61,11 @@ def _move_question(step: int) -> None:
 
 def _next_for_me(given_back: str | None = None) -> None:
     qid = act(lb.next_for_me, s, me, given_back)  # act: True when no question wants a judge, False after an error
-    gave = f"Gave {given_back} back to the queue" if given_back else ""
+    gave = f"Gave {inert(given_back)} back to the queue" if given_back else ""
     if isinstance(qid, str):
         st.session_state.update({Keys.QUESTION: qid, Keys.FOCUS: 0})
         if gave:
-            flash(f"{gave}; here is {qid}.", "success")
+            flash(f"{gave}; here is {inert(qid)}.", "success")
     elif qid:
         flash(f"{gave}. No other question needs a judge right now." if gave else
               "No question needs another judge right now: every one has its overlap or is yours already.", "info")

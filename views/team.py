@@ -7,6 +7,7 @@ import streamlit as st
 from app import accounts as acc
 from views._common import act, actor, guard, show_flash
 from views._loaders import store
+from labeler.text import inert
 from storage.accounts import ROLES
 
 st.title("Team", anchor=False)
@@ -35,12 +36,12 @@ if rows:
         current = next(r for r in rows if r["email"] == who)
         new_role = c2.selectbox("Role", ROLES, index=ROLES.index(current["role"]), key=f"role_{who}")
         c3.button("Save role", key="save-role", on_click=act, args=(acc.update_user, s, me, who),
-                  kwargs={"role": new_role, "success": f"{who} is now {new_role}."})
+                  kwargs={"role": new_role, "success": f"{inert(who)} is now {new_role}."})
         d1, d2, _ = st.columns([1, 1.4, 4])
         flip = not current["disabled"]
         d1.button("Disable" if flip else "Enable", key="toggle-user", on_click=act,
                   args=(acc.update_user, s, me, who), kwargs={"disabled": flip,
-                                                              "success": f"{who} {'disabled' if flip else 'enabled'}."})
+                                                              "success": f"{inert(who)} {'disabled' if flip else 'enabled'}."})
         if d2.button("New invite link", key="reinvite"):
             st.code(guard(acc.reinvite, s, me, who), language=None)
 
