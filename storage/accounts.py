@@ -51,6 +51,7 @@ class User:
     invite_pending: bool
     created_at: str
     created_by: str
+    oidc_subject: str | None = None  # "<issuer> <sub>" bound at the first OpenID sign-in
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def _iso(at: datetime) -> str:
 
 def _to_user(row: Any) -> User:
     return User(row.email, row.name, row.role, bool(row.disabled), row.password_hash is not None,
-                row.invite_hash is not None, row.created_at, row.created_by)
+                row.invite_hash is not None, row.created_at, row.created_by, row.oidc_subject)
 
 
 class Accounts:
@@ -98,8 +99,10 @@ class Accounts:
 
     # ---- users
 
-    def add_user(self, email: str, role: str, *, name: str = "", password: str | None = None, by: str = "") -> User:
-        """Add a team member; with a password they can sign in at once (else through OIDC or an invite)."""
+    def add_user(self, email: str, role: str, *, name: str = "", password: str | None = None, by: str = "",
+                 oidc_subject: str | None = None) -> User:
+        """Add a team member; with a password they can sign in at once (else through OIDC or an invite);
+        `oidc_subject` binds the OpenID identity of a first sign-in at once."""
         email, role = normalize_email(email), check_role(role)
         digest = hash_password(password) if password is not None else None
         now = self._now()
@@ -108,7 +111,7 @@ class Accounts:
             # second finds the first's row here, also on PostgreSQL, whose writers do not queue.
             added = conn.execute(S.insert_ignore(S.users, conn.dialect.name).values(
                 email=email, name=name.strip(), role=role, password_hash=digest, created_at=now, created_by=by,
-                updated_at=now, updated_by=by).returning(S.users.c.id)).first()
+                updated_at=now, updated_by=by, oidc_subject=oidc_subject).returning(S.users.c.id)).first()
             if added is None:
                 raise InputError(f"{email} is already a user", hint="change their role instead.")
             return _to_user(_user_row(conn, email))
@@ -118,6 +121,23 @@ class Accounts:
         with self._db.read() as conn:
             row = _user_row(conn, normalize_email(email))
             return _to_user(row) if row is not None else None
+
+    def user_of_subject(self, oidc_subject: str) -> User | None:
+        """The user an OpenID identity ("<issuer> <sub>") is bound to, or None."""
+        with self._db.read() as conn:
+            row = conn.execute(sa.select(S.users).where(S.users.c.oidc_subject == oidc_subject)).first()
+            return _to_user(row) if row is not None else None
+
+    def bind_subject(self, email: str, oidc_subject: str) -> User:
+        """Bind an OpenID identity to an account that has none yet; the account as it is now (bound to
+        whichever identity won, should two first sign-ins race: the caller compares)."""
+        with self._db.write() as conn:
+            row = _required_user(conn, email)
+            taken = conn.execute(sa.select(S.users.c.id).where(S.users.c.oidc_subject == oidc_subject)).first()
+            if row.oidc_subject is None and taken is None:
+                conn.execute(S.users.update().where(S.users.c.id == row.id, S.users.c.oidc_subject.is_(None))
+                             .values(oidc_subject=oidc_subject, updated_at=self._now(), updated_by="(first sign-in)"))
+            return _to_user(_user_row(conn, row.email))
 
     def list_users(self) -> list[User]:
         """Every user, by address."""

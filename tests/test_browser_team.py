@@ -237,6 +237,18 @@ def test_team_oidc_roles_and_annotator_identity(home, browser, monkeypatch, tmp_
             oidc_sign_out(ann)
             expect_sign_in_form(ann)
 
+            # Someone else claiming the admin's address: refused unverified, and refused verified too,
+            # since the admin's account is bound to the subject she signed in with first.
+            for verified, said in ((False, "has not verified the address admin@example.org"),
+                                   (True, "admin@example.org already signs in with another account")):
+                ann.get_by_role("button", name=OIDC_BUTTON).click()
+                oidc_sign_in(ann, email="admin@example.org", sub="mallory", extra_claims={"email_verified": verified})
+                visible(ann.get_by_text(said))
+                expect(ann.get_by_test_id("stSidebarNav")).to_have_count(0)
+                ann.get_by_role("button", name="Use another account").click()
+                oidc_sign_out(ann)
+                expect_sign_in_form(ann)
+
         run_journey("team-oidc", server, [admin, ann], journey, provider)
 
 

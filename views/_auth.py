@@ -67,7 +67,7 @@ def _team_actor(store) -> Actor:
                    "A click made since was not saved.")
     if oidc_configured() and st.user.is_logged_in:
         try:
-            return acc.oidc_actor(store, st.user.get("email"), st.user.get("name"))
+            return acc.oidc_actor(store, acc.oidc_claims(st.user))
         except LabelerError as exc:
             _hide_navigation()
             st.title("Golden Set Labeler", anchor=False)
@@ -100,7 +100,7 @@ def _fresh_actor(store) -> Actor | None:
         return acc.resume(store, token)
     if oidc_configured() and st.user.is_logged_in:
         try:
-            return acc.oidc_actor(store, st.user.get("email"), st.user.get("name"))
+            return acc.oidc_actor(store, acc.oidc_claims(st.user))
         except LabelerError:
             return None
     return None
