@@ -10,12 +10,14 @@ gets the team's `oidc_default_role`, or is refused when that is "none" (the defa
 from __future__ import annotations
 
 import logging
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from app.access import Actor, Can, Role
+from app.throttle import ClientThrottle
 from labeler.errors import AccessDenied, InputError, SignInError
 from labeler.passwords import invite_link
 from storage import Store
@@ -44,9 +46,20 @@ class SignedIn:
     expires_at: str
 
 
-def sign_in(store: Store, email: str, password: str) -> SignedIn:
-    """Check a password (throttled after repeated failures); a new session."""
-    session = store.accounts.sign_in(email, password)
+CLIENTS = ClientThrottle()  # this process's count of failed sign-ins per client (app.throttle)
+
+
+def sign_in(store: Store, email: str, password: str, *, client: str = "loopback") -> SignedIn:
+    """Check a password (throttled per client, then per address, after repeated failures); a new session."""
+    wait = CLIENTS.wait(client)
+    if wait:
+        raise SignInError("too many failed sign-ins from your network address",
+                          hint=f"wait {math.ceil(wait)} s, then try again.")
+    try:
+        session = store.accounts.sign_in(email, password)
+    except SignInError:
+        CLIENTS.failed(client)
+        raise
     return SignedIn(session.token, actor_of(session.user), session.expires_at)
 
 

@@ -3,11 +3,14 @@ passwords asked twice, invite links that work, bad input as one line with exit 2
 admin kept, and the Streamlit command line of a local and a team app (never started here)."""
 from __future__ import annotations
 
+from datetime import datetime, timezone
+
 import pytest
 from click.testing import CliRunner
 
 from labeler.cli import EXIT_BAD_INPUT, cli
 from labeler.cli.team import streamlit_argv
+from labeler.errors import SignInError
 from storage import open_store
 
 PASSWORD = "a long enough password"
@@ -214,3 +217,22 @@ def test_streamlit_argv_team_and_local():
     local = streamlit_argv(team=False, host="127.0.0.1", port=8501)
     assert "--client.showErrorDetails" not in local  # Streamlit's default: details for the one local user
     assert option(local, "--server.address") == "127.0.0.1"
+
+
+def test_users_unlock_ends_the_wait_of_an_address(home):
+    from storage.accounts import MAX_FAILURES
+
+    run("users", "add", "ann@example.org", "--role", "annotator", input=f"{PASSWORD}\n{PASSWORD}\n")
+    store = open_store()
+    store.accounts.clock = lambda: datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)  # the 1 s wait lasts
+    for _ in range(MAX_FAILURES):
+        with pytest.raises(SignInError):
+            store.accounts.sign_in("ann@example.org", "not her password")
+    with pytest.raises(SignInError, match="too many failed sign-ins"):
+        store.accounts.sign_in("ann@example.org", PASSWORD)
+    result = run("users", "unlock", " Ann@example.org")
+    assert (result.exit_code, result.stdout) == (0, "Lifted the sign-in wait of ann@example.org.\n")
+    assert store.accounts.sign_in("ann@example.org", PASSWORD).user.email == "ann@example.org"
+    assert run("users", "unlock", "ann@example.org").stdout == "ann@example.org has no failed sign-ins to forget.\n"
+    one_line_error(run("users", "unlock", "not an address"), "not an e-mail address")
+    store.close()

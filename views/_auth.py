@@ -7,6 +7,7 @@ import streamlit as st
 
 from app import accounts as acc
 from app.access import Actor, Can, local_actor
+from app.throttle import client_key
 from labeler.errors import LabelerError
 from views._common import Keys, show_flash
 from views._pages import PAGES
@@ -123,12 +124,17 @@ def _sign_in_form(store) -> None:
         password = st.text_input("Password", type="password", key="sign_in_password", autocomplete="current-password")
         if st.form_submit_button("Sign in", type="primary" if not oidc_configured() else "secondary"):
             try:
-                signed = acc.sign_in(store, email, password)
+                signed = acc.sign_in(store, email, password, client=_client())
             except LabelerError as exc:
                 st.error(str(exc))
                 return
             st.session_state[TOKEN] = signed.token
             st.rerun()
+
+
+def _client() -> str:
+    """The client a sign-in comes from (app.throttle.client_key); Streamlit gives no address for loopback."""
+    return client_key(st.context.ip_address, dict(st.context.headers))
 
 
 def _invite_form(store, token: str) -> None:

@@ -130,6 +130,17 @@ def users_password(email: str, db: str | None) -> None:
     click.echo(f"Password of {email.strip().lower()} set; their sessions ended.")
 
 
+@users.command("unlock")
+@click.argument("email")
+@_DB
+@handle_errors
+def users_unlock(email: str, db: str | None) -> None:
+    """End the wait that failed sign-ins put on an address (a new password ends it too)."""
+    lifted = _store(db).accounts.unlock(email)
+    address = email.strip().lower()
+    click.echo(f"Lifted the sign-in wait of {address}." if lifted else f"{address} has no failed sign-ins to forget.")
+
+
 @users.command("list")
 @_DB
 @handle_errors
