@@ -98,6 +98,7 @@ def guarded(fn: Callable[..., T], *args: Any) -> T | None:
 
     if st.session_state.pop(Keys.SESSION_ENDED, False):
         st.rerun(scope="app")  # a fragment's rerun would not reach the sign-in screen
+    _recheck_fragment()
     if not team_mode():
         return fn(*args)
     try:
@@ -110,6 +111,20 @@ def guarded(fn: Callable[..., T], *args: Any) -> T | None:
                  "log; quote this id to your admin.")
         st.stop()
         raise  # unreachable: st.stop raises
+
+
+def _recheck_fragment() -> None:
+    """A fragment's rerun (a grade, a key, a corpus search on the Label page) skips the entry script
+    and its sign-in check: re-read the session here (one indexed query), and when it ended or the
+    role changed, rerun the whole app, which shows the sign-in form or the reduced role."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    recheck = st.session_state.get(Keys.RECHECK)
+    ctx = get_script_run_ctx()
+    if recheck is None or ctx is None or not ctx.fragment_ids_this_run:
+        return  # local mode, or a whole-page run (the entry script has just checked)
+    if recheck() != st.session_state.get(Keys.ACTOR):
+        st.rerun(scope="app")
 
 
 DECIMALS = 4  # as trec_eval prints: every table of scores shows the same number of decimals
