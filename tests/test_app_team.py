@@ -149,3 +149,17 @@ def team_home():
     from pathlib import Path
 
     return Path(os.environ["LABELER_HOME"])
+
+
+def test_a_database_error_shows_an_id_not_where_the_database_is(team):
+    from labeler.bugs import error_log
+
+    at = start()
+    rows(team, "DROP TABLE login_failures")  # damage the sign-in's first read: a StorageError with the URL
+    sign_in(at, "ann@example.org")
+    [shown] = texts(at.error)
+    assert shown.startswith("The database did not answer as expected (error id ")
+    assert "labeler.db" not in shown and "sqlite" not in shown and "login_failures" not in shown
+    incident = shown.split("error id ")[1].split(")")[0]
+    logged = error_log().read_text()
+    assert f"--- {incident} " in logged and "labeler.db" in logged  # the admin finds where, under the id

@@ -9,7 +9,7 @@ from app import accounts as acc
 from app.access import Actor, Can, local_actor
 from app.throttle import client_key
 from labeler.errors import LabelerError
-from views._common import Keys, show_flash
+from views._common import Keys, said, show_flash
 from views._pages import PAGES
 from views._uploads import allow_uploads
 
@@ -72,7 +72,7 @@ def _team_actor(store) -> Actor:
         except LabelerError as exc:
             _hide_navigation()
             st.title("Golden Set Labeler", anchor=False)
-            st.error(str(exc))
+            st.error(said(exc))
             st.button("Use another account", key="oidc-refused-sign-out", on_click=st.logout)
             st.stop()
     _hide_navigation()
@@ -126,7 +126,7 @@ def _sign_in_form(store) -> None:
             try:
                 signed = acc.sign_in(store, email, password, client=_client())
             except LabelerError as exc:
-                st.error(str(exc))
+                st.error(said(exc))
                 return
             st.session_state[TOKEN] = signed.token
             st.rerun()
@@ -143,7 +143,7 @@ def _invite_form(store, token: str) -> None:
     try:
         email = acc.invite_email(store, token)
     except LabelerError as exc:
-        st.error(str(exc))
+        st.error(said(exc))
         st.stop()
     st.caption(f"For `{email}`.")
     with st.form("accept-invite", border=True):
@@ -154,7 +154,7 @@ def _invite_form(store, token: str) -> None:
             try:
                 signed = acc.accept_invite(store, token, password, repeated)
             except LabelerError as exc:
-                st.error(str(exc))
+                st.error(said(exc))
                 st.stop()
             st.session_state[TOKEN] = signed.token
             del st.query_params["invite"]

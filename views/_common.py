@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 from app.access import Actor
-from labeler.errors import BadLinesError, LabelerError
+from labeler.errors import BadLinesError, LabelerError, StorageError
 
 T = TypeVar("T")
 
@@ -36,7 +36,17 @@ class Keys:
 
 
 def said(exc: LabelerError) -> str:
-    """What the user reads: a file with bad lines lists them (the first 20), one per line."""
+    """What the user reads: a file with bad lines lists them (the first 20), one per line. In team mode a
+    database error names no host, user or database (its message does, for the admin): it goes to the
+    error log under an id the user quotes."""
+    from app.accounts import team_mode
+
+    if isinstance(exc, StorageError) and team_mode():
+        from labeler.bugs import record_bug
+
+        incident, _ = record_bug(exc, f"database error user={st.session_state.get(Keys.ACTOR, '(signing in)')}")
+        return (f"The database did not answer as expected (error id {incident}). Try again in a moment; "
+                "if it keeps happening, quote the id to your admin.")
     return exc.summary().replace("\n", "  \n") if isinstance(exc, BadLinesError) else str(exc)
 
 
