@@ -3,6 +3,7 @@ passwords asked twice, invite links that work, bad input as one line with exit 2
 admin kept, and the Streamlit command line of a local and a team app (never started here)."""
 from __future__ import annotations
 
+import time
 from datetime import datetime, timezone
 
 import pytest
@@ -213,8 +214,9 @@ def test_streamlit_argv_team_and_local():
     assert " --client.showErrorDetails none " in f" {' '.join(team)} "
     assert option(team, "--server.address") == "10.0.0.7" and option(team, "--server.port") == "8600"
     assert option(team, "--server.enableXsrfProtection") == "true"
-    assert team[1:4] == ["-m", "streamlit", "run"] and team[4].endswith("streamlit_app.py")
+    assert team[1:4] == ["-m", "streamlit", "run"] and team[4].endswith("team_app.py")
     local = streamlit_argv(team=False, host="127.0.0.1", port=8501)
+    assert local[4].endswith("streamlit_app.py")
     assert "--client.showErrorDetails" not in local  # Streamlit's default: details for the one local user
     assert option(local, "--server.address") == "127.0.0.1"
 
@@ -236,3 +238,44 @@ def test_users_unlock_ends_the_wait_of_an_address(home):
     assert run("users", "unlock", "ann@example.org").stdout == "ann@example.org has no failed sign-ins to forget.\n"
     one_line_error(run("users", "unlock", "not an address"), "not an e-mail address")
     store.close()
+
+
+def test_the_team_server_closes_the_metrics_route_and_serves_the_app(home):
+    import os
+    import signal
+    import subprocess
+    import urllib.error
+    import urllib.request
+
+    from browser_support import free_port
+
+    port = free_port()
+    argv = streamlit_argv(team=True, host="127.0.0.1", port=port)  # what `labeler app --team` runs
+    log = open(home / "server.log", "w")
+    proc = subprocess.Popen(argv, env={**os.environ, "LABELER_TEAM": "1"}, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+    def get(path: str) -> tuple[int, bytes]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+
+    try:
+        for _ in range(300):
+            try:
+                if get("/_stcore/health") == (200, b"ok"):
+                    break
+            except OSError:
+                pass
+            time.sleep(0.2)
+        else:
+            raise AssertionError((home / "server.log").read_text())
+        assert get("/_stcore/metrics")[0] == 404 and get("/_stcore/metrics/")[0] == 404
+        status, page = get("/")
+        assert status == 200 and b"<div id=\"root\"" in page  # the Streamlit app itself
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+        log.close()
