@@ -64,7 +64,7 @@ def team_server(monkeypatch, home: Path, *, secrets: Path | None = None) -> AppS
         monkeypatch.delenv("STREAMLIT_SECRETS_FILES", raising=False)
     else:
         monkeypatch.setenv("STREAMLIT_SECRETS_FILES", str(secrets))
-    server = AppServer(home)
+    server = AppServer(home, script="team_app.py")  # what `labeler app --team` runs
     server.wait_healthy()
     return server
 

@@ -240,7 +240,7 @@ def test_users_unlock_ends_the_wait_of_an_address(home):
     store.close()
 
 
-def test_the_team_server_closes_the_metrics_route_and_serves_the_app(home):
+def test_the_team_server_closes_metrics_and_signed_out_uploads_and_serves_the_app(home):
     import os
     import signal
     import subprocess
@@ -273,6 +273,16 @@ def test_the_team_server_closes_the_metrics_route_and_serves_the_app(home):
         else:
             raise AssertionError((home / "server.log").read_text())
         assert get("/_stcore/metrics")[0] == 404 and get("/_stcore/metrics/")[0] == 404
+        # An upload into a session not signed in as an uploader: refused before its 5 MB are read.
+        put = urllib.request.Request(f"http://127.0.0.1:{port}/_stcore/upload_file/some-session/some-file",
+                                     data=b"x" * (5 << 20), method="PUT")
+        try:
+            urllib.request.urlopen(put, timeout=10)
+            raise AssertionError("the upload was taken")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 403
+        except (ConnectionError, urllib.error.URLError):
+            pass  # the server answered 403 and closed before the body was sent: refused all the same
         status, page = get("/")
         assert status == 200 and b"<div id=\"root\"" in page  # the Streamlit app itself
     finally:
