@@ -163,3 +163,14 @@ def test_a_database_error_shows_an_id_not_where_the_database_is(team):
     incident = shown.split("error id ")[1].split(")")[0]
     logged = error_log().read_text()
     assert f"--- {incident} " in logged and "labeler.db" in logged  # the admin finds where, under the id
+
+
+def test_a_session_driven_from_another_client_is_signed_out(team):
+    # Streamlit reattaches a websocket to a session by its id: the session then runs for another
+    # client. Here the record of who signed in is changed instead, the same difference seen from the page.
+    at = sign_in(start(), "ann@example.org")
+    assert signed_in_as(at) and rows(team, "SELECT count(*) FROM sessions") == [(1,)]
+    at.session_state["_signed_in_from"] = "203.0.113.7 Mozilla/5.0 (someone else)"
+    at.run()
+    assert not signed_in_as(at) and at.text_input(key="sign_in_password")
+    assert rows(team, "SELECT count(*) FROM sessions") == [(0,)]  # ended for the first client too
