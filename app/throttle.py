@@ -3,7 +3,7 @@
 The database throttles each address (storage.accounts); this throttles each client, so one client
 spraying sign-ins at many addresses checks few passwords (argon2 costs 64 MiB and ~0.1 s of a core
 each) and cannot slow everyone else's sign-in. A client's first FREE_FAILURES failures cost
-nothing; after them it waits 1 s, then 2, 4, ... up to MAX_WAIT before its next attempt,
+nothing; after them it waits 1 s, then 2, 4, ... up to MAX_WAIT (a minute) before its next attempt,
 and its attempts are refused before any password is checked. Its count is forgotten after WINDOW
 without a failure. Each replica counts its own clients
 (a client is pinned to one by the proxy's `ip_hash`); a restart forgets them.
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 FREE_FAILURES = 10
 WINDOW = 15 * 60.0  # seconds without a failure after which a client's count is forgotten
-MAX_WAIT = 15 * 60.0
+MAX_WAIT = 60.0  # short: people behind one NAT (or a proxy that sends no X-Forwarded-For) share a client
 MAX_CLIENTS = 10_000  # the oldest are forgotten first: a flood of addresses cannot grow memory
 
 
