@@ -3,23 +3,28 @@
 Sign-in gives the page an `Actor` (app.access); every later action takes it. A built-in
 session is a token held in the browser session and checked against the database on every
 rerun, so an expired session, a disabled user or a changed role applies at the next click.
-An OpenID Connect user (Streamlit's `st.login`) is matched by e-mail address to the users
-table; one not on the list gets the team's `oidc_default_role`, or is refused when that is
-"none" (the default). Managing users and team settings needs the admin role.
+An OpenID Connect user (Streamlit's `st.login`) is matched by the identity bound to an account
+at its first sign-in, else by a verified e-mail address (see `oidc_actor`); one not on the list
+gets the team's `oidc_default_role`, or is refused when that is "none" (the default). Managing users and team settings needs the admin role.
 """
 from __future__ import annotations
 
+import logging
+import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from app.access import Actor, Can, Role
+from app.throttle import ClientThrottle
 from labeler.errors import AccessDenied, InputError, SignInError
 from labeler.passwords import invite_link
 from storage import Store
 from storage.accounts import User
 
 TEAM_ENV = "LABELER_TEAM"  # set by `labeler app --team`
+log = logging.getLogger("labeler.accounts")
 
 
 def team_mode() -> bool:
@@ -41,9 +46,20 @@ class SignedIn:
     expires_at: str
 
 
-def sign_in(store: Store, email: str, password: str) -> SignedIn:
-    """Check a password (throttled after repeated failures); a new session."""
-    session = store.accounts.sign_in(email, password)
+CLIENTS = ClientThrottle()  # this process's count of failed sign-ins per client (app.throttle)
+
+
+def sign_in(store: Store, email: str, password: str, *, client: str = "loopback") -> SignedIn:
+    """Check a password (throttled per client, then per address, after repeated failures); a new session."""
+    wait = CLIENTS.wait(client)
+    if wait:
+        raise SignInError("too many failed sign-ins from your network address",
+                          hint=f"wait {math.ceil(wait)} s, then try again.")
+    try:
+        session = store.accounts.sign_in(email, password)
+    except SignInError:
+        CLIENTS.failed(client)
+        raise
     return SignedIn(session.token, actor_of(session.user), session.expires_at)
 
 
@@ -75,26 +91,65 @@ def sign_out(store: Store, token: str | None) -> None:
     store.accounts.sign_out(token)
 
 
-def oidc_actor(store: Store, email: str | None, name: str | None = None) -> Actor:
-    """The actor of an OpenID Connect sign-in: the listed user's role, else the team default, else refused."""
-    if not email:
-        raise SignInError("the identity provider sent no e-mail address",
-                          hint="ask your admin to release the `email` claim (scope `openid email`).")
-    user = store.accounts.get_user(email)
+OIDC_CLAIMS = ("iss", "sub", "email", "email_verified", "name")
+
+
+def oidc_claims(user: Mapping[str, Any]) -> dict[str, Any]:
+    """The ID-token claims a sign-in rests on, taken from `st.user` (or any mapping of claims)."""
+    return {k: user.get(k) for k in OIDC_CLAIMS}
+
+
+def oidc_actor(store: Store, claims: Mapping[str, Any]) -> Actor:
+    """The actor of an OpenID Connect sign-in (`claims`: the ID token's, see `oidc_claims`).
+
+    An identity (issuer and `sub`) already bound to an account is that account. Otherwise the
+    address must be verified by the provider (`email_verified` true), and an account of that
+    address already bound to another identity is refused: an address alone never maps a stranger
+    to an account. The first sign-in binds the identity; an unlisted address gets the team's
+    `oidc_default_role`, or is refused when that is "none" (the default)."""
+    email, sub = claims.get("email"), claims.get("sub")
+    if not sub:
+        raise SignInError("the identity provider sent no subject (`sub`)", hint="ask your admin to check the provider.")
+    subject = f"{claims.get('iss') or ''} {sub}"
+    user = store.accounts.user_of_subject(subject)
     if user is None:
-        default = store.accounts.settings()["oidc_default_role"]
-        if default == "none":
-            raise AccessDenied(f"{email.strip().lower()} is not on this team.",
-                               hint="ask an admin to add you: labeler users add EMAIL --role annotator.")
-        try:
-            user = store.accounts.add_user(email, default, name=name or "", by="(first sign-in)")
-        except InputError:  # a simultaneous first sign-in (another tab) added them a moment ago
-            user = store.accounts.get_user(email)
-            if user is None:
-                raise
+        user = _first_sign_in(store, subject, email, claims)
     if user.disabled:
         raise AccessDenied(f"{user.email} is disabled on this team.", hint="ask an admin.")
     return actor_of(user)
+
+
+def _first_sign_in(store: Store, subject: str, email: Any, claims: Mapping[str, Any]) -> User:
+    """The account an identity not bound yet signs in to, bound to it now; refused unless its address is verified."""
+    if not email:
+        raise SignInError("the identity provider sent no e-mail address",
+                          hint="ask your admin to release the `email` claim (scope `openid email`).")
+    address = str(email).strip().lower()
+    verified = claims.get("email_verified")
+    if verified is not True and str(verified).lower() != "true":  # some providers send the string "true"
+        log.warning("OpenID sign-in refused: %s is not verified by the provider (subject %s)", address, subject)
+        raise SignInError(f"your identity provider has not verified the address {address}",
+                          hint="verify it with your provider (or ask its admin), then sign in again.")
+    user = store.accounts.get_user(address)
+    if user is None:
+        default = store.accounts.settings()["oidc_default_role"]
+        if default == "none":
+            raise AccessDenied(f"{address} is not on this team.",
+                               hint="ask an admin to add you: labeler users add EMAIL --role annotator.")
+        try:
+            return store.accounts.add_user(address, default, name=claims.get("name") or "", by="(first sign-in)",
+                                           oidc_subject=subject)
+        except InputError:  # a simultaneous first sign-in (another tab) added them a moment ago
+            user = store.accounts.get_user(address)
+            if user is None:
+                raise
+    if user.oidc_subject is None:
+        user = store.accounts.bind_subject(user.email, subject)
+    if user.oidc_subject != subject:
+        log.warning("OpenID sign-in refused: %s is bound to another identity than %s", user.email, subject)
+        raise AccessDenied(f"{user.email} already signs in with another account of your identity provider.",
+                           hint="sign in with that account, or ask an admin to check who holds this address.")
+    return user
 
 
 # --------------------------------------------------------------------------- managing the team

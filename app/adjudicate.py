@@ -14,9 +14,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.access import Actor, Can
+from app.blind import sees_others
 from labeler.agreement import Ratings, consensus
 from labeler.agreement_bootstrap import AgreementIntervals, bootstrap_agreement
-from labeler.errors import InputError
+from labeler.errors import AccessDenied, InputError
 from storage import IMPORT_ANNOTATOR, Store
 from storage.adjudication import Adjudication
 
@@ -65,8 +66,18 @@ def imported_note(ratings: Ratings, *, listed: str = "") -> str:
                "no annotator graded any of them differently."))
 
 
-def disputes(store: Store, *, open_only: bool = False) -> list[Dispute]:
+def require_reader(store: Store, actor: Actor) -> None:
+    """Refuse an annotator the queue and its agreement figures while the team judges blind: they name
+    who graded what (app.blind). Admins (who set final grades) and viewers read them."""
+    actor.require(Can.READ)
+    if not sees_others(store, actor):
+        raise AccessDenied("the Adjudicate page is for admins while the team judges blind: it shows who graded what",
+                           hint="finish your questions on the Label page; an admin adjudicates disagreements.")
+
+
+def disputes(store: Store, actor: Actor, *, open_only: bool = False) -> list[Dispute]:
     """The queue: disputed documents (people's grades only), unresolved first, then the worst spread."""
+    require_reader(store, actor)
     final = store.adjudications()
     people = people_ratings(store.ratings())
     out = [Dispute(d.query_id, d.doc_id, d.grades, d.consensus, d.spread, d.splits_relevance,
@@ -129,9 +140,10 @@ class AgreementView:
         return out
 
 
-def agreement_view(store: Store, *, n_resamples: int = 500, seed: int = 0) -> AgreementView:
+def agreement_view(store: Store, actor: Actor, *, n_resamples: int = 500, seed: int = 0) -> AgreementView:
     """Agreement of the people (the import excluded) before and after adjudication, with 95% bootstrap
     intervals over resampled questions (fixed seed)."""
+    require_reader(store, actor)
     ratings = store.ratings()
     after = adjudicated_ratings(ratings, store.adjudications())
     return AgreementView(bootstrap_agreement(ratings, exclude=(IMPORT_ANNOTATOR,), n_resamples=n_resamples, seed=seed),

@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import IO, Any
 
-from app.access import Actor, Can, Role
-from app.label import blind_judging, question_choice_label
+from app.access import Actor, Can
+from app.blind import HIDDEN, sees_others
+from app.label import question_choice_label
 from app.recheck import stale_line
 from app.workspace import normalize_corpus_path
 from app.adjudicate import differ_from_import, imported_note, people_ratings
@@ -130,13 +131,6 @@ def filter_rows(rows: Sequence[dict[str, Any]], *, text: str = "", types: Sequen
 
 BLIND_NOTE = ("**Blind judging** is on: as an annotator you see your own grades only — the labels, annotators, "
               "disagreements, agreement, others' grade history and the downloads show to admins and viewers.")
-HIDDEN = "(hidden: blind judging)"
-
-
-def sees_others(store: Store, actor: Actor) -> bool:
-    """False for an annotator while the team judges blind: no one else's grade reaches them on any
-    page (admins adjudicate and viewers do not judge, so they see everything)."""
-    return actor.role != Role.ANNOTATOR or not blind_judging(store)
 
 
 def for_actor(view: GoldenOverview, store: Store, actor: Actor) -> GoldenOverview:

@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from app.access import Actor, Can
-from app.accounts import team_mode
+from app.blind import sees_others
 from labeler.candidates import Candidate, keyword_search, query_terms, shuffled
 from labeler.corpus import Corpus
 from labeler.errors import InputError
@@ -101,13 +101,12 @@ def building_note(progress: str) -> str:
 
 
 def candidate_views(corpus: Corpus, pooled: Sequence[Candidate], status: QuestionStatus, annotator: str, *,
-                    shuffle: bool = False, blind: bool = False) -> list[CandidateView]:
+                    shuffle: bool = False) -> list[CandidateView]:
     """Pooled candidates (optionally in a stable shuffled order), then documents judged on this
     question that no retriever surfaced (added by search or by another annotator). Shuffled, a
     candidate's retriever badges ("dense #1") stay hidden until this annotator has graded it:
-    they would give the ranking away, which is what shuffling hides. `blind` (see `hides_others`):
-    until this annotator has finished the question, no other annotator's grade shows, nor a
-    document only others added."""
+    they would give the ranking away, which is what shuffling hides. Every other annotator's grade
+    is there: `judging_views` takes them out under blind judging."""
     question = status.question
     pooled = shuffled(pooled, question.query_id) if shuffle else list(pooled)
     grades: dict[str, dict[str, int]] = {}
@@ -119,16 +118,20 @@ def candidate_views(corpus: Corpus, pooled: Sequence[Candidate], status: Questio
     terms = highlight_terms(question.question)
     if shuffle:
         shown = [(d, b if annotator in grades.get(d, {}) or b == ["added"] else ["shuffled"]) for d, b in shown]
-    views = [_view(corpus, doc_id, badges, terms, grades.get(doc_id, {}), annotator) for doc_id, badges in shown]
-    if blind and hides_others(views, status, annotator):
-        views = [replace(v, others={}) for v in views if v.doc_id in in_pool or v.grade is not None]
-    return views
+    return [_view(corpus, doc_id, badges, terms, grades.get(doc_id, {}), annotator) for doc_id, badges in shown]
 
 
-def blind_judging(store: Store) -> bool:
-    """The team setting `blind`; unset, on in team mode and off in the local app."""
-    value = store.accounts.settings().get("blind")
-    return team_mode() if value is None else bool(value)
+def judging_views(store: Store, actor: Actor, corpus: Corpus, pooled: Sequence[Candidate], status: QuestionStatus,
+                  *, shuffle: bool = False) -> tuple[list[CandidateView], bool]:
+    """The candidates as `actor` may see them, and True when others' grades are hidden from them
+    (app.blind: until they have finished the question, no other annotator's grade shows, nor a
+    document only others added; someone who may not grade judges nothing, so nothing is hidden)."""
+    views = candidate_views(corpus, pooled, status, actor.name, shuffle=shuffle)
+    finished = not hides_others(views, status, actor.name) if actor.can(Can.GRADE) else None
+    if sees_others(store, actor, finished=finished):
+        return views, False
+    others_only = _others_only(views)
+    return [replace(v, others={}) for v in views if v.doc_id not in others_only], True
 
 
 def hides_others(views: Sequence[CandidateView], status: QuestionStatus, annotator: str) -> bool:

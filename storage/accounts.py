@@ -4,10 +4,14 @@ One `Accounts` per store (`store.accounts`); each method is one transaction. The
 stored here; what each role may do is decided by the app layer (`app.access`). Passwords and
 tokens are hashed by `labeler.passwords`: the database holds no password and no usable token.
 
-Sign-in throttling is per address (known or not, so the answer does not tell which exist):
-after MAX_FAILURES failures within FAILURE_WINDOW the address is locked for LOCKOUT, and no
-password is even checked until it ends. Each attempt is counted (under the write lock) before its
-password is checked and uncounted by a success, so parallel attempts cannot each get a guess in.
+Sign-in throttling is per address (known or not, so the answer does not tell which exist): the
+first MAX_FAILURES failures within FAILURE_WINDOW cost nothing; each one after them makes the
+address wait before its next attempt, 1 s, then 2, 4, ... up to MAX_DELAY, and no password is
+checked while it waits. A delay rather than a lock: someone guessing for another's address slows
+them down by MAX_DELAY at most, never locks them out (the app also throttles each client, see
+app.throttle). Each attempt is counted (under the write lock) before its password is checked and
+uncounted by a success, so parallel attempts cannot each get a guess in. `unlock` and a new
+password (set by an admin, or through an invite) clear an address's count.
 """
 from __future__ import annotations
 
@@ -25,9 +29,9 @@ from labeler.passwords import hash_password, new_token, token_digest, verify_pas
 from storage import schema as S
 
 ROLES = ("admin", "annotator", "viewer")
-MAX_FAILURES = 5
-FAILURE_WINDOW = timedelta(minutes=15)
-LOCKOUT = timedelta(minutes=15)
+MAX_FAILURES = 5  # failures that cost no wait
+FAILURE_WINDOW = timedelta(minutes=15)  # failures older than this (from the first) are forgotten
+MAX_DELAY = timedelta(minutes=1)  # the longest wait an address can be made to keep
 INVITE_LIFETIME = timedelta(days=7)
 DEFAULT_SETTINGS: Mapping[str, Any] = {
     "session_hours": 12,  # a built-in sign-in lasts this long
@@ -51,6 +55,7 @@ class User:
     invite_pending: bool
     created_at: str
     created_by: str
+    oidc_subject: str | None = None  # "<issuer> <sub>" bound at the first OpenID sign-in
 
 
 @dataclass(frozen=True)
@@ -83,7 +88,7 @@ def _iso(at: datetime) -> str:
 
 def _to_user(row: Any) -> User:
     return User(row.email, row.name, row.role, bool(row.disabled), row.password_hash is not None,
-                row.invite_hash is not None, row.created_at, row.created_by)
+                row.invite_hash is not None, row.created_at, row.created_by, row.oidc_subject)
 
 
 class Accounts:
@@ -98,8 +103,10 @@ class Accounts:
 
     # ---- users
 
-    def add_user(self, email: str, role: str, *, name: str = "", password: str | None = None, by: str = "") -> User:
-        """Add a team member; with a password they can sign in at once (else through OIDC or an invite)."""
+    def add_user(self, email: str, role: str, *, name: str = "", password: str | None = None, by: str = "",
+                 oidc_subject: str | None = None) -> User:
+        """Add a team member; with a password they can sign in at once (else through OIDC or an invite);
+        `oidc_subject` binds the OpenID identity of a first sign-in at once."""
         email, role = normalize_email(email), check_role(role)
         digest = hash_password(password) if password is not None else None
         now = self._now()
@@ -108,7 +115,7 @@ class Accounts:
             # second finds the first's row here, also on PostgreSQL, whose writers do not queue.
             added = conn.execute(S.insert_ignore(S.users, conn.dialect.name).values(
                 email=email, name=name.strip(), role=role, password_hash=digest, created_at=now, created_by=by,
-                updated_at=now, updated_by=by).returning(S.users.c.id)).first()
+                updated_at=now, updated_by=by, oidc_subject=oidc_subject).returning(S.users.c.id)).first()
             if added is None:
                 raise InputError(f"{email} is already a user", hint="change their role instead.")
             return _to_user(_user_row(conn, email))
@@ -118,6 +125,23 @@ class Accounts:
         with self._db.read() as conn:
             row = _user_row(conn, normalize_email(email))
             return _to_user(row) if row is not None else None
+
+    def user_of_subject(self, oidc_subject: str) -> User | None:
+        """The user an OpenID identity ("<issuer> <sub>") is bound to, or None."""
+        with self._db.read() as conn:
+            row = conn.execute(sa.select(S.users).where(S.users.c.oidc_subject == oidc_subject)).first()
+            return _to_user(row) if row is not None else None
+
+    def bind_subject(self, email: str, oidc_subject: str) -> User:
+        """Bind an OpenID identity to an account that has none yet; the account as it is now (bound to
+        whichever identity won, should two first sign-ins race: the caller compares)."""
+        with self._db.write() as conn:
+            row = _required_user(conn, email)
+            taken = conn.execute(sa.select(S.users.c.id).where(S.users.c.oidc_subject == oidc_subject)).first()
+            if row.oidc_subject is None and taken is None:
+                conn.execute(S.users.update().where(S.users.c.id == row.id, S.users.c.oidc_subject.is_(None))
+                             .values(oidc_subject=oidc_subject, updated_at=self._now(), updated_by="(first sign-in)"))
+            return _to_user(_user_row(conn, row.email))
 
     def list_users(self) -> list[User]:
         """Every user, by address."""
@@ -151,6 +175,13 @@ class Accounts:
             conn.execute(S.users.update().where(S.users.c.id == row.id).values(
                 password_hash=digest, invite_hash=None, invite_expires_at=None, updated_at=self._now(), updated_by=by))
             conn.execute(S.sessions.delete().where(S.sessions.c.user_id == row.id))
+            conn.execute(S.login_failures.delete().where(S.login_failures.c.email == row.email))
+
+    def unlock(self, email: str) -> bool:
+        """Forget an address's failed sign-ins (its wait ends now); True when there were any."""
+        email = normalize_email(email)
+        with self._db.write() as conn:
+            return conn.execute(S.login_failures.delete().where(S.login_failures.c.email == email)).rowcount > 0
 
     def invite(self, email: str, *, by: str = "") -> str:
         """A one-time invite token (valid INVITE_LIFETIME) with which the user sets their password."""
@@ -183,15 +214,17 @@ class Accounts:
             conn.execute(S.users.update().where(S.users.c.id == row.id).values(
                 password_hash=digest, invite_hash=None, invite_expires_at=None, updated_at=self._now(),
                 updated_by=row.email))
-            # An invite doubles as a password reset: sessions signed in with the old password end.
+            # An invite doubles as a password reset: sessions signed in with the old password end, and
+            # the failures counted against the address are forgotten.
             conn.execute(S.sessions.delete().where(S.sessions.c.user_id == row.id))
+            conn.execute(S.login_failures.delete().where(S.login_failures.c.email == row.email))
             return self._new_session(conn, row)
 
     # ---- sign-in and sessions
 
     def sign_in(self, email: str, password: str) -> Session:
         """A session for the right password; a SignInError (the same for any wrong address or password),
-        or, after MAX_FAILURES, a throttled refusal that checks nothing until LOCKOUT ends."""
+        or, after MAX_FAILURES, a throttled refusal that checks nothing until the address's wait ends."""
         try:
             email = normalize_email(email)
         except InputError:
@@ -201,7 +234,8 @@ class Accounts:
             row = _user_row(conn, email)
         if locked:
             raise SignInError("too many failed sign-ins for this address",
-                              hint=f"try again after {locked.replace('T', ' ').rstrip('Z')} UTC, or ask an admin.")
+                              hint=f"try again after {locked.replace('T', ' ').rstrip('Z')} UTC (at most a minute); "
+                                   "an admin can lift it at once: labeler users unlock EMAIL.")
         ok = verify_password(row.password_hash if row is not None else None, password)
         if not ok or row is None or row.disabled:
             raise SignInError("wrong e-mail address or password")  # the attempt is already counted
@@ -214,7 +248,7 @@ class Accounts:
 
     def _count_attempt(self, conn: Connection, email: str) -> str | None:
         """Count a sign-in attempt as a failure before its password is checked (a success removes the
-        count); the end of the lock instead when the address is locked (the attempt is then not counted)."""
+        count); the end of the wait instead while the address waits (the attempt is then not counted)."""
         f, now = S.login_failures, self.clock()
         window_start, at = _iso(now - FAILURE_WINDOW), _iso(now)
         # Tidy up: addresses tried long ago and not locked (an address sprayer must not grow the table).
@@ -227,7 +261,7 @@ class Accounts:
         if row.locked_until and row.locked_until > at:
             return row.locked_until
         failures, first = (1, at) if row.first_at < window_start else (row.failures + 1, row.first_at)
-        locked = _iso(now + LOCKOUT) if failures >= MAX_FAILURES else None
+        locked = _iso(now + wait_after(failures)) if failures >= MAX_FAILURES else None
         conn.execute(f.update().where(f.c.email == email).values(failures=failures, first_at=first,
                                                                  locked_until=locked))
         return None
@@ -274,6 +308,12 @@ class Accounts:
             conn.execute(stmt.on_conflict_do_update(index_elements=[t.c.key], set_={
                 "value": stmt.excluded.value, "updated_at": stmt.excluded.updated_at,
                 "updated_by": stmt.excluded.updated_by}))
+
+
+def wait_after(failures: int) -> timedelta:
+    """How long an address waits after its `failures`-th failure (from the MAX_FAILURES-th on): 1 s,
+    doubling with each further failure, at most MAX_DELAY."""
+    return min(timedelta(seconds=2 ** min(failures - MAX_FAILURES, 16)), MAX_DELAY)
 
 
 def _user_row(conn: Connection, email: str) -> Any:

@@ -210,6 +210,9 @@ users = sa.Table(
     sa.Column("created_by", sa.Text, nullable=False, server_default=""),
     sa.Column("updated_at", sa.Text, nullable=False),
     sa.Column("updated_by", sa.Text, nullable=False, server_default=""),
+    # v13: "<issuer> <sub>" of the OpenID identity bound at the account's first OpenID sign-in
+    sa.Column("oidc_subject", sa.Text),
+    sa.Index("ix_users_oidc_subject", "oidc_subject", unique=True),
 )
 
 sessions = sa.Table(

@@ -46,9 +46,11 @@ def free_port() -> int:
 
 
 class AppServer:
-    """`streamlit run streamlit_app.py` in its own process group, against `home` as LABELER_HOME."""
+    """`streamlit run streamlit_app.py` (or `script`: team_app.py, the team server) in its own process
+    group, against `home` as LABELER_HOME."""
 
-    def __init__(self, home: Path, *, corpus: str | None = None, log: Path | None = None) -> None:
+    def __init__(self, home: Path, *, corpus: str | None = None, log: Path | None = None,
+                 script: str = "streamlit_app.py") -> None:
         self.home = home
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -60,7 +62,7 @@ class AppServer:
         home.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "w")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "streamlit_app.py", "--server.headless", "true",
+            [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
              "--server.port", str(self.port), "--server.address", "127.0.0.1",
              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
             cwd=REPO, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)

@@ -30,6 +30,15 @@ def _isolated_home(tmp_path, monkeypatch):
     monkeypatch.delenv("LABELER_DB_URL", raising=False)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_client_throttle(monkeypatch):
+    """Each test starts with no failed sign-in counted against its (loopback) client: app.throttle's
+    counts live in the process, and tests would otherwise add up to a wait."""
+    from app.throttle import ClientThrottle
+
+    monkeypatch.setattr("app.accounts.CLIENTS", ClientThrottle())
+
+
 # A test about SQLite itself (its files, pragmas, the sqlite3 module) pins the engine.
 sqlite_only = pytest.mark.parametrize("db_engine", ["sqlite"])
 

@@ -160,7 +160,8 @@ def oidc_sign_in(page, *, email: str, name: str = "", sub: str | None = None,
                  extra_claims: Mapping[str, object] | None = None, timeout: float = 60_000) -> None:
     """On the provider's authorization page (after the app's sign-in click), sign in and return to the app.
 
-    `sub` defaults to the email. The claims (`email`, `name` when given, `extra_claims`) are
+    `sub` defaults to the email. The claims (`email`, `email_verified` true, `name` when given,
+    `extra_claims`, which may override them) are
     stored on the provider for that subject first, replacing any earlier ones. Returns once the
     app is connected and idle again; Streamlit lands the browser on the app's root URL (the
     default page), not on the page that called `st.login()`.
@@ -168,7 +169,8 @@ def oidc_sign_in(page, *, email: str, name: str = "", sub: str | None = None,
     page.wait_for_url(AUTHORIZE_PATH, timeout=timeout)
     issuer = _origin(page.url)
     subject = sub or email
-    claims: dict[str, object] = {"email": email, **({"name": name} if name else {}), **(extra_claims or {})}
+    claims: dict[str, object] = {"email": email, "email_verified": True, **({"name": name} if name else {}),
+                                 **(extra_claims or {})}
     set_provider_user(issuer, subject, claims)
     page.locator("input[name=sub]").fill(subject)
     page.get_by_role("button", name="Authorize", exact=True).click()

@@ -23,7 +23,7 @@ from app.workspace import load_demo_golden, use_corpus
 from conftest import rows, snapshot
 from labeler.config import RunConfig
 from labeler.corpus import parse_jsonl_corpus
-from labeler.errors import AccessDenied, InputError, SignInError
+from labeler.errors import AccessDenied, InputError
 from labeler.paths import SAMPLE_CORPUS
 from storage import open_store
 
@@ -241,7 +241,7 @@ def test_run_evaluation_is_allowed_to_annotators_and_admins_and_records_who(ws, 
     assert rows(ws.db, "SELECT created_by FROM runs") == [(actor.name,)]
 
 
-# --------------------------------------------------------------------------- OIDC sign-in
+# --------------------------------------------------------------------------- managing the team
 
 
 @pytest.fixture
@@ -251,58 +251,6 @@ def team(db_url):
     store.accounts.add_user("ann@example.org", "annotator")
     yield store
     store.close()
-
-
-def test_oidc_listed_user_gets_their_role(team):
-    assert acc.oidc_actor(team, "Ann@Example.org", "Ann") == Actor("ann@example.org", Role.ANNOTATOR, team=True)
-    assert acc.oidc_actor(team, "boss@example.org").role == Role.ADMIN
-
-
-def test_oidc_unlisted_user_is_refused_by_default(team):
-    with pytest.raises(AccessDenied, match="carol@example.org is not on this team") as info:
-        acc.oidc_actor(team, "Carol@example.org")
-    assert "labeler users add" in str(info.value)
-    assert team.accounts.get_user("carol@example.org") is None
-
-
-@pytest.mark.parametrize("role", ["viewer", "annotator"])
-def test_oidc_unlisted_user_gets_the_default_role(team, role):
-    team.accounts.set_setting("oidc_default_role", role)
-    actor = acc.oidc_actor(team, "carol@example.org", "Carol")
-    assert actor == Actor("carol@example.org", Role(role), team=True)
-    user = team.accounts.get_user("carol@example.org")
-    assert (user.role, user.name, user.created_by, user.has_password) == (role, "Carol", "(first sign-in)", False)
-    assert acc.oidc_actor(team, "carol@example.org") == actor  # the second sign-in finds them
-
-
-def test_oidc_a_disabled_user_is_refused(team):
-    team.accounts.update_user("ann@example.org", disabled=True)
-    with pytest.raises(AccessDenied, match="ann@example.org is disabled"):
-        acc.oidc_actor(team, "ann@example.org")
-    team.accounts.set_setting("oidc_default_role", "annotator")  # a default role does not re-admit them
-    with pytest.raises(AccessDenied, match="disabled"):
-        acc.oidc_actor(team, "ann@example.org")
-
-
-@pytest.mark.parametrize("email", [None, ""])
-def test_oidc_without_an_email_is_refused(team, email):
-    with pytest.raises(SignInError, match="sent no e-mail address"):
-        acc.oidc_actor(team, email)
-
-
-def test_oidc_two_first_sign_ins_at_once_both_get_in(team, monkeypatch):
-    # Two first sign-ins of one new address at once: both looked the user up before either added
-    # them; the one that adds second must find the user the other added, not fail.
-    team.accounts.set_setting("oidc_default_role", "viewer")
-    team.accounts.add_user("carol@example.org", "viewer", by="(first sign-in)")  # the other sign-in won
-    real, lookups = team.accounts.get_user, []
-
-    def get_user(email):
-        lookups.append(email)
-        return None if len(lookups) == 1 else real(email)  # the first lookup ran before that add
-
-    monkeypatch.setattr(team.accounts, "get_user", get_user)
-    assert acc.oidc_actor(team, "carol@example.org") == Actor("carol@example.org", Role.VIEWER, team=True)
 
 
 def test_managing_the_team_as_admin(team):

@@ -34,7 +34,7 @@ def store(db_url):
 
 
 def test_the_queue_holds_the_disputed_documents_with_every_grade(store):
-    items = adj.disputes(store)
+    items = adj.disputes(store, LEAD)
     assert [(d.query_id, d.doc_id, dict(d.grades), d.spread, d.splits_relevance) for d in items] == [
         ("q1", "d1", {"ann": 2, "bob": 0}, 2, True), ("q1", "d3", {"ann": 3, "bob": 1}, 2, False)]
     assert adj.dispute_rows(items)[0]["grades"] == "ann: 2, bob: 0"
@@ -42,7 +42,7 @@ def test_the_queue_holds_the_disputed_documents_with_every_grade(store):
 
 def test_imported_grades_are_no_one_in_the_queue(store):
     store.import_golden(GoldenSet((GoldenQuery("q2", "Who approves travel?", relevance={"d1": 3}),)))
-    assert [d.doc_id for d in adj.disputes(store)] == ["d1", "d3"]  # q2/d1: the people agree on 0
+    assert [d.doc_id for d in adj.disputes(store, LEAD)] == ["d1", "d3"]  # q2/d1: the people agree on 0
 
 
 def test_the_adjudicated_grade_is_what_the_export_carries(store):
@@ -52,8 +52,8 @@ def test_the_adjudicated_grade_is_what_the_export_carries(store):
     assert exported.relevance == {"d1": 0, "d2": 1, "d3": 2}
     assert exported.extra["adjudicated"] == {"d1": {"grade": 0, "by": LEAD.name, "note": "The page is about sick days."}}
     assert "adjudicated" not in store.export_golden().get("q2").extra
-    assert [(d.doc_id, d.final.grade) for d in adj.disputes(store) if d.final] == [("d1", 0)]
-    assert [d.doc_id for d in adj.disputes(store, open_only=True)] == ["d3"]
+    assert [(d.doc_id, d.final.grade) for d in adj.disputes(store, LEAD) if d.final] == [("d1", 0)]
+    assert [d.doc_id for d in adj.disputes(store, LEAD, open_only=True)] == ["d3"]
     assert {(j.annotator, j.grade) for j in store.judgments(query_id="q1") if j.doc_id == "d1"} == {
         ("ann", 2), ("bob", 0)}  # the grades stay as given
     adj.adjudicate(store, LEAD, "q1", "d1", None, "")  # withdrawn: the consensus again
@@ -102,10 +102,10 @@ def test_bootstrap_is_seeded_and_brackets_the_value():
 
 
 def test_agreement_after_adjudication_counts_adjudicated_documents_as_agreed(store):
-    before = adj.agreement_view(store, n_resamples=50).before.krippendorff_alpha.value
+    before = adj.agreement_view(store, LEAD, n_resamples=50).before.krippendorff_alpha.value
     adj.adjudicate(store, LEAD, "q1", "d1", 1, "partly")
     adj.adjudicate(store, LEAD, "q1", "d3", 2, "mostly")
-    view = adj.agreement_view(store, n_resamples=50)
+    view = adj.agreement_view(store, LEAD, n_resamples=50)
     assert view.before.krippendorff_alpha.value == before < view.after.krippendorff_alpha.value
     assert [r["statistic"] for r in view.rows()] == [
         "Fleiss' κ (items every annotator judged)", "Krippendorff's α (ordinal)", "Cohen's κ ann / bob"]

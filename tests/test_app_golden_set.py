@@ -187,7 +187,7 @@ def test_golden_overview_separates_disagreements_with_the_import_from_those_betw
     note = "Imported grades are not counted: 2 documents carry one; on 1 of them an annotator's grade differs from it."
     assert view.agreement.startswith("Agreement between annotators over 1 shared judgments") and note in view.agreement
     assert adj.imported_note(store.ratings()) == note
-    assert [(d.query_id, d.doc_id) for d in adj.disputes(store)] == [("q2", "d5")]  # the same people, the same queue
+    assert [(d.query_id, d.doc_id) for d in adj.disputes(store, local_actor("tester"))] == [("q2", "d5")]  # the same people, the same queue
 
 
 def test_golden_set_and_adjudicate_pages_agree_and_say_imported_grades_are_not_counted(app_home):

@@ -11,6 +11,7 @@ from app import golden_set as gs
 from app import label
 from app.access import Actor, Role
 from app.accounts import TEAM_ENV
+from app.blind import blind_judging
 from browser_support import app_home, sample_embeddings  # noqa: F401 - fixtures
 from conftest import rows
 from labeler.candidates import Candidate
@@ -38,19 +39,20 @@ CORPUS = parse_jsonl_corpus(TINY, source="tiny.jsonl")
 
 
 def _views(store, actor, blind=True):
+    store.accounts.set_setting("blind", blind)
     status = store.question_status("q1")
-    return status, label.candidate_views(CORPUS, POOL, status, actor.name, blind=blind)
+    return status, label.judging_views(store, actor, CORPUS, POOL, status)[0]
 
 
 def test_blind_judging_is_on_in_team_mode_unless_the_team_says_otherwise(store, monkeypatch):
-    assert label.blind_judging(store) is False  # the local app: one person, nothing to hide
+    assert blind_judging(store) is False  # the local app: one person, nothing to hide
     monkeypatch.setenv(TEAM_ENV, "1")
-    assert label.blind_judging(store) is True
+    assert blind_judging(store) is True
     store.accounts.set_setting("blind", False)
-    assert label.blind_judging(store) is False
+    assert blind_judging(store) is False
     monkeypatch.delenv(TEAM_ENV)
     store.accounts.set_setting("blind", True)
-    assert label.blind_judging(store) is True
+    assert blind_judging(store) is True
 
 
 def test_blind_hides_others_grades_votes_and_added_documents_until_i_finish(store):
@@ -189,7 +191,7 @@ def test_team_page_sets_overlap_and_blind_judging(app_home, monkeypatch):
     at.button(key="FormSubmitter:team-settings-Save settings").click().run()
     assert not at.exception, at.exception
     assert (s.accounts.settings()["overlap"], s.accounts.settings()["blind"]) == (3, False)
-    assert label.blind_judging(s) is False
+    assert blind_judging(s) is False
     s.close()
 
 

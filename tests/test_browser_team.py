@@ -64,7 +64,7 @@ def team_server(monkeypatch, home: Path, *, secrets: Path | None = None) -> AppS
         monkeypatch.delenv("STREAMLIT_SECRETS_FILES", raising=False)
     else:
         monkeypatch.setenv("STREAMLIT_SECRETS_FILES", str(secrets))
-    server = AppServer(home)
+    server = AppServer(home, script="team_app.py")  # what `labeler app --team` runs
     server.wait_healthy()
     return server
 
@@ -237,6 +237,18 @@ def test_team_oidc_roles_and_annotator_identity(home, browser, monkeypatch, tmp_
             oidc_sign_out(ann)
             expect_sign_in_form(ann)
 
+            # Someone else claiming the admin's address: refused unverified, and refused verified too,
+            # since the admin's account is bound to the subject she signed in with first.
+            for verified, said in ((False, "has not verified the address admin@example.org"),
+                                   (True, "admin@example.org already signs in with another account")):
+                ann.get_by_role("button", name=OIDC_BUTTON).click()
+                oidc_sign_in(ann, email="admin@example.org", sub="mallory", extra_claims={"email_verified": verified})
+                visible(ann.get_by_text(said))
+                expect(ann.get_by_test_id("stSidebarNav")).to_have_count(0)
+                ann.get_by_role("button", name="Use another account").click()
+                oidc_sign_out(ann)
+                expect_sign_in_form(ann)
+
         run_journey("team-oidc", server, [admin, ann], journey, provider)
 
 
@@ -283,12 +295,14 @@ def test_team_builtin_accounts_viewer_lockout_invite_and_expiry(home, browser, m
         page.get_by_role("button", name="Sign out").click()
         expect_sign_in_form(page)
 
-        # Five wrong passwords lock the address: then even the right one is refused for a while.
+        # Five wrong passwords make the address wait (1 s, longer with each further failure; made longer
+        # here so that a slow run cannot outlast it): then even the right one is refused until then.
         for failures in range(1, 6):
             sign_in_with_password(page, "locked@example.org", "not the password")
             wait_until(lambda f=failures: sql(home, "SELECT failures FROM login_failures WHERE email = ?",
                                               "locked@example.org") == [(f,)], f"{failures} failures recorded")
             visible(page.get_by_test_id("stAlertContentError").filter(has_text="wrong e-mail address or password"))
+        sql(home, "UPDATE login_failures SET locked_until = '2999-01-01T00:00:00Z'")
         sign_in_with_password(page, "locked@example.org")
         visible(page.get_by_test_id("stAlertContentError").filter(has_text="too many failed sign-ins"))
         expect_sign_in_form(page)

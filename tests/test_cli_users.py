@@ -3,11 +3,15 @@ passwords asked twice, invite links that work, bad input as one line with exit 2
 admin kept, and the Streamlit command line of a local and a team app (never started here)."""
 from __future__ import annotations
 
+import time
+from datetime import datetime, timezone
+
 import pytest
 from click.testing import CliRunner
 
 from labeler.cli import EXIT_BAD_INPUT, cli
 from labeler.cli.team import streamlit_argv
+from labeler.errors import SignInError
 from storage import open_store
 
 PASSWORD = "a long enough password"
@@ -210,7 +214,78 @@ def test_streamlit_argv_team_and_local():
     assert " --client.showErrorDetails none " in f" {' '.join(team)} "
     assert option(team, "--server.address") == "10.0.0.7" and option(team, "--server.port") == "8600"
     assert option(team, "--server.enableXsrfProtection") == "true"
-    assert team[1:4] == ["-m", "streamlit", "run"] and team[4].endswith("streamlit_app.py")
+    assert team[1:4] == ["-m", "streamlit", "run"] and team[4].endswith("team_app.py")
     local = streamlit_argv(team=False, host="127.0.0.1", port=8501)
+    assert local[4].endswith("streamlit_app.py")
     assert "--client.showErrorDetails" not in local  # Streamlit's default: details for the one local user
     assert option(local, "--server.address") == "127.0.0.1"
+
+
+def test_users_unlock_ends_the_wait_of_an_address(home):
+    from storage.accounts import MAX_FAILURES
+
+    run("users", "add", "ann@example.org", "--role", "annotator", input=f"{PASSWORD}\n{PASSWORD}\n")
+    store = open_store()
+    store.accounts.clock = lambda: datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)  # the 1 s wait lasts
+    for _ in range(MAX_FAILURES):
+        with pytest.raises(SignInError):
+            store.accounts.sign_in("ann@example.org", "not her password")
+    with pytest.raises(SignInError, match="too many failed sign-ins"):
+        store.accounts.sign_in("ann@example.org", PASSWORD)
+    result = run("users", "unlock", " Ann@example.org")
+    assert (result.exit_code, result.stdout) == (0, "Lifted the sign-in wait of ann@example.org.\n")
+    assert store.accounts.sign_in("ann@example.org", PASSWORD).user.email == "ann@example.org"
+    assert run("users", "unlock", "ann@example.org").stdout == "ann@example.org has no failed sign-ins to forget.\n"
+    one_line_error(run("users", "unlock", "not an address"), "not an e-mail address")
+    store.close()
+
+
+def test_the_team_server_closes_metrics_and_signed_out_uploads_and_serves_the_app(home):
+    import os
+    import signal
+    import subprocess
+    import urllib.error
+    import urllib.request
+
+    from browser_support import free_port
+
+    port = free_port()
+    argv = streamlit_argv(team=True, host="127.0.0.1", port=port)  # what `labeler app --team` runs
+    log = open(home / "server.log", "w")
+    proc = subprocess.Popen(argv, env={**os.environ, "LABELER_TEAM": "1"}, stdout=log, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+
+    def get(path: str) -> tuple[int, bytes]:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5) as response:
+                return response.status, response.read()
+        except urllib.error.HTTPError as exc:
+            return exc.code, exc.read()
+
+    try:
+        for _ in range(300):
+            try:
+                if get("/_stcore/health") == (200, b"ok"):
+                    break
+            except OSError:
+                pass
+            time.sleep(0.2)
+        else:
+            raise AssertionError((home / "server.log").read_text())
+        assert get("/_stcore/metrics")[0] == 404 and get("/_stcore/metrics/")[0] == 404
+        # An upload into a session not signed in as an uploader: refused before its 5 MB are read.
+        put = urllib.request.Request(f"http://127.0.0.1:{port}/_stcore/upload_file/some-session/some-file",
+                                     data=b"x" * (5 << 20), method="PUT")
+        try:
+            urllib.request.urlopen(put, timeout=10)
+            raise AssertionError("the upload was taken")
+        except urllib.error.HTTPError as exc:
+            assert exc.code == 403
+        except (ConnectionError, urllib.error.URLError):
+            pass  # the server answered 403 and closed before the body was sent: refused all the same
+        status, page = get("/")
+        assert status == 200 and b"<div id=\"root\"" in page  # the Streamlit app itself
+    finally:
+        os.killpg(proc.pid, signal.SIGTERM)
+        proc.wait(timeout=30)
+        log.close()

@@ -4,7 +4,7 @@ by replacing `store.accounts.clock`; users are hashed once per module (accounts_
 from __future__ import annotations
 
 import threading
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from accounts_support import (  # noqa: F401 - fixtures
@@ -14,7 +14,7 @@ from accounts_support import (  # noqa: F401 - fixtures
 import labeler.passwords as passwords
 from labeler.errors import InputError, SignInError
 from storage import open_store
-from storage.accounts import FAILURE_WINDOW, INVITE_LIFETIME, LOCKOUT, MAX_FAILURES
+from storage.accounts import FAILURE_WINDOW, INVITE_LIFETIME, MAX_DELAY, MAX_FAILURES, wait_after
 
 
 # --------------------------------------------------------------------------- users
@@ -87,50 +87,49 @@ def test_a_user_without_a_password_or_disabled_gets_the_same_message(store):
     assert refusal(store, "vic@example.org", PASSWORD) == SAME_REFUSAL
 
 
-def test_five_failures_lock_the_address_even_for_the_right_password(store):
+def test_after_five_failures_the_address_waits_even_for_the_right_password(store):
     for _ in range(MAX_FAILURES):
         assert refusal(store, "ann@example.org", WRONG) == SAME_REFUSAL
     message = refusal(store, "ann@example.org", PASSWORD)
-    # locked for LOCKOUT (15 min) from the fifth failure, at 09:00:00
+    # the fifth failure, at 09:00:00, makes the address wait 1 s (2 ** 0)
     assert message.startswith("too many failed sign-ins for this address")
-    assert "2026-12-01 09:15:00 UTC" in message
+    assert "2026-12-01 09:00:01 UTC" in message and "labeler users unlock EMAIL" in message
     assert store.accounts.sign_in("boss@example.org", PASSWORD)  # other addresses are not affected
+    clock(store).advance(timedelta(seconds=1))
+    assert store.accounts.sign_in("ann@example.org", PASSWORD).user.email == "ann@example.org"
 
 
-def test_four_failures_do_not_lock_and_a_success_resets_the_count(store):
+def test_each_further_failure_doubles_the_wait_up_to_a_minute(store):
+    for _ in range(MAX_FAILURES - 1):
+        refusal(store, "ann@example.org", WRONG)
+    waits = []
+    for _ in range(9):  # failures 5..13, each made as soon as the last wait ended
+        refusal(store, "ann@example.org", WRONG)
+        until = rows(store, "SELECT locked_until FROM login_failures")[0][0]
+        wait = (datetime.fromisoformat(until.replace("Z", "+00:00")) - clock(store).now).total_seconds()
+        waits.append(wait)
+        clock(store).advance(timedelta(seconds=wait))
+    assert waits == [1, 2, 4, 8, 16, 32, 60, 60, 60]  # 2 ** (n - 5) s, at most MAX_DELAY
+    assert MAX_DELAY == timedelta(minutes=1) and wait_after(50) == MAX_DELAY
+
+
+def test_four_failures_do_not_delay_and_a_success_resets_the_count(store):
     for _ in range(MAX_FAILURES - 1):
         refusal(store, "ann@example.org", WRONG)
     assert store.accounts.sign_in("ann@example.org", PASSWORD)
     assert rows(store, "SELECT * FROM login_failures") == []
-    for _ in range(MAX_FAILURES - 1):  # four more after the reset: still not locked
+    for _ in range(MAX_FAILURES - 1):  # four more after the reset: still no wait
         refusal(store, "ann@example.org", WRONG)
     assert store.accounts.sign_in("ann@example.org", PASSWORD)
 
 
-def test_an_unknown_address_is_locked_the_same_way(store):
+def test_an_unknown_address_waits_the_same_way(store):
     for _ in range(MAX_FAILURES):
         assert refusal(store, "Nobody@example.org", WRONG) == SAME_REFUSAL
     assert refusal(store, "nobody@example.org", WRONG).startswith("too many failed sign-ins")
 
 
-def test_the_lock_ends_after_lockout(store):
-    for _ in range(MAX_FAILURES):
-        refusal(store, "ann@example.org", WRONG)
-    clock(store).advance(LOCKOUT - timedelta(seconds=1))
-    assert refusal(store, "ann@example.org", PASSWORD).startswith("too many")
-    clock(store).advance(timedelta(seconds=2))
-    assert store.accounts.sign_in("ann@example.org", PASSWORD).user.email == "ann@example.org"
-
-
-def test_after_the_lock_a_new_failure_starts_a_new_count(store):
-    for _ in range(MAX_FAILURES):
-        refusal(store, "ann@example.org", WRONG)
-    clock(store).advance(LOCKOUT + timedelta(seconds=1))
-    assert refusal(store, "ann@example.org", WRONG) == SAME_REFUSAL  # one failure, not the sixth
-    assert store.accounts.sign_in("ann@example.org", PASSWORD)
-
-
-def test_while_locked_no_password_is_checked(store, monkeypatch):
+def test_while_waiting_no_password_is_checked(store, monkeypatch):
     for _ in range(MAX_FAILURES):
         refusal(store, "ann@example.org", WRONG)
     checked = []
@@ -144,36 +143,48 @@ def test_failures_older_than_the_window_do_not_count(store):
         refusal(store, "ann@example.org", WRONG)
     clock(store).advance(FAILURE_WINDOW + timedelta(seconds=1))
     refusal(store, "ann@example.org", WRONG)  # the first of a new window, not the fifth
+    refusal(store, "ann@example.org", WRONG)  # and no wait after it
     assert store.accounts.sign_in("ann@example.org", PASSWORD)
 
 
-def test_failures_spread_inside_the_window_still_lock(store):
-    for _ in range(MAX_FAILURES):
+def test_attempts_while_waiting_are_not_counted(store):
+    for _ in range(MAX_FAILURES + 2):  # seven failures 4 s apart (09:00:00 ... 09:00:24): each wait over
         refusal(store, "ann@example.org", WRONG)
-        clock(store).advance(timedelta(minutes=3))  # the fifth at 09:12, inside 15 minutes of the first
-    assert refusal(store, "ann@example.org", PASSWORD).startswith("too many")
-
-
-def test_attempts_while_locked_do_not_extend_the_lock(store):
-    for _ in range(MAX_FAILURES):
+        clock(store).advance(timedelta(seconds=4))
+    refusal(store, "ann@example.org", WRONG)  # the 8th failure, at 09:00:28: wait 2 ** 3 = 8 s
+    for _ in range(20):  # refused unchecked, uncounted: the wait still ends at 09:00:36
         refusal(store, "ann@example.org", WRONG)
-    clock(store).advance(timedelta(minutes=10))
-    refusal(store, "ann@example.org", WRONG)  # refused unchecked: the lock still ends at 09:15
-    clock(store).advance(timedelta(minutes=5, seconds=1))
+    assert rows(store, "SELECT failures, locked_until FROM login_failures") == [(8, "2026-12-01T09:00:36Z")]
+    clock(store).advance(timedelta(seconds=8))
     assert store.accounts.sign_in("ann@example.org", PASSWORD)
+
+
+def test_unlock_and_a_new_password_end_the_wait(store):
+    for _ in range(MAX_FAILURES):
+        refusal(store, "ann@example.org", WRONG)
+    assert store.accounts.unlock("ANN@example.org") is True
+    assert store.accounts.unlock("ann@example.org") is False  # nothing left to lift
+    assert store.accounts.sign_in("ann@example.org", PASSWORD)
+    for _ in range(MAX_FAILURES):
+        refusal(store, "ann@example.org", WRONG)
+    store.accounts.set_password("ann@example.org", "reset by the admin")
+    assert store.accounts.sign_in("ann@example.org", "reset by the admin")
+    for _ in range(MAX_FAILURES):
+        refusal(store, "ann@example.org", WRONG)
+    token = store.accounts.invite("ann@example.org")
+    assert store.accounts.accept_invite(token, "set through an invite").user.email == "ann@example.org"
+    assert rows(store, "SELECT * FROM login_failures") == []
 
 
 def test_old_failures_of_other_addresses_are_tidied_away(store):
     for address in ("a@example.org", "b@example.org", "c@example.org"):
         refusal(store, address, WRONG)
-    for _ in range(MAX_FAILURES):  # 09:00, 09:03, ... 09:12: locked until 09:27
-        refusal(store, "locked@example.org", WRONG)
-        clock(store).advance(timedelta(minutes=3))
-    clock(store).advance(timedelta(seconds=1))  # 09:15:01, a window after 09:00
+    clock(store).advance(timedelta(minutes=14))
+    refusal(store, "e@example.org", WRONG)
+    clock(store).advance(timedelta(minutes=1, seconds=1))  # 09:15:01, a window after 09:00
     refusal(store, "d@example.org", WRONG)
-    # the three old single failures are gone; the lock is kept while it lasts
-    assert rows(store, "SELECT email FROM login_failures ORDER BY email") == [("d@example.org",),
-                                                                            ("locked@example.org",)]
+    # the three old single failures are gone
+    assert rows(store, "SELECT email FROM login_failures ORDER BY email") == [("d@example.org",), ("e@example.org",)]
 
 
 def test_a_password_reset_while_the_password_is_checked_refuses_the_old_one(store, monkeypatch):

@@ -479,6 +479,26 @@ def test_v7_turns_each_unanswerable_flag_into_one_vote(empty_db_url):
         assert s.judged_by("asha") == {"a": 0}
 
 
+def test_v13_adopts_the_accounts_of_v12_unbound(empty_db_url):
+    # A database at version 12 (made by the revisions up to 12) with a user and her session.
+    from storage.engine import Database
+
+    db = Database(empty_db_url)
+    with db.write() as conn:
+        assert M.upgrade(conn, 12) == list(range(1, 13))
+        conn.execute(sa.text("INSERT INTO users (email, name, role, created_at, updated_at) "
+                             "VALUES ('ann@example.org', 'Ann', 'annotator', 't', 't')"))
+        conn.execute(sa.text("INSERT INTO sessions (token_hash, user_id, created_at, expires_at) "
+                             "SELECT 'h', id, 't', '9999' FROM users"))
+    db.close()
+    with open_store(empty_db_url) as s:
+        assert s.schema_version() == 13
+        ann = s.accounts.get_user("ann@example.org")
+        assert (ann.name, ann.role, ann.oidc_subject) == ("Ann", "annotator", None)
+        assert s.accounts.bind_subject("ann@example.org", "idp ann-1").oidc_subject == "idp ann-1"
+    assert rows(empty_db_url, "SELECT token_hash FROM sessions") == [("h",)]
+
+
 def _written_by_todays_code(url: str, tmp_path: Path) -> None:
     """Every kind of row the store writes: collections with a corpus version, questions, grades and a
     regrade (history), votes, a run, a user with a session, a team setting."""
@@ -554,9 +574,10 @@ def test_a_database_of_todays_schema_from_before_alembic_is_stamped_and_upgraded
     assert [r for r in after["schema_version"] if r[0] <= 8] == before["schema_version"]  # as they were applied
     assert sorted(r[0] for r in after["schema_version"]) == ALL_VERSIONS
     assert after["alembic_version"] == [(M.revision_of(M.LATEST_VERSION),)]
-    unchanged = set(before) - {"schema_version", "collections", "judgments", "questions"}
+    unchanged = set(before) - {"schema_version", "collections", "judgments", "questions", "users"}
     assert {t: after[t] for t in unchanged} == {t: before[t] for t in unchanged}
     assert set(before["judgments"]) < set(after["judgments"])
+    assert after["users"] == [r + (None,) for r in before["users"]]  # 13: no OpenID identity bound yet
     if db_engine == "postgresql":  # 9 widened the grades: a 64-bit scale fits now
         with open_store(empty_db_url) as s:
             s.import_golden(GoldenSet((GoldenQuery("big", "B?", relevance={"d": 2 ** 63 - 1}),)))

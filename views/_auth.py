@@ -3,10 +3,13 @@ or OpenID Connect via `st.login`) checked on every rerun. The entry script calls
 before any page runs; pages read the result with `pages._common.actor()`."""
 from __future__ import annotations
 
+import logging
+
 import streamlit as st
 
 from app import accounts as acc
 from app.access import Actor, Can, local_actor
+from app.throttle import client_key
 from labeler.errors import LabelerError
 from labeler.text import inert_code
 from views._common import Keys, said, show_flash
@@ -14,6 +17,8 @@ from views._pages import PAGES
 from views._uploads import allow_uploads
 
 TOKEN = "_session_token"
+FROM = "_signed_in_from"  # the client and browser that signed in (see _fingerprint)
+log = logging.getLogger("labeler.accounts")
 SPELLING = "_annotator_spelling"  # (name as typed, the spelling it resolved to)
 
 
@@ -59,6 +64,11 @@ def _team_actor(store) -> Actor:
     if invite:
         _invite_form(store, invite)
     token = st.session_state.get(TOKEN)
+    if token and st.session_state.get(FROM) != _fingerprint():
+        # Streamlit lets a websocket reattach to a session by its id (which upload URLs show): a session
+        # signed in from one client and now driven from another is ended, for both.
+        log.warning("signed-in session reattached from another client: signed out (%s)", _client())
+        acc.sign_out(store, token)
     if token:
         actor = acc.resume(store, token)
         if actor is not None:
@@ -68,7 +78,7 @@ def _team_actor(store) -> Actor:
                    "A click made since was not saved.")
     if oidc_configured() and st.user.is_logged_in:
         try:
-            return acc.oidc_actor(store, st.user.get("email"), st.user.get("name"))
+            return acc.oidc_actor(store, acc.oidc_claims(st.user))
         except LabelerError as exc:
             _hide_navigation()
             st.title("Golden Set Labeler", anchor=False)
@@ -97,11 +107,11 @@ def _nothing() -> None:
 def _fresh_actor(store) -> Actor | None:
     """Re-read the signed-in user before an action (a callback runs before the page, with the last run's actor)."""
     token = st.session_state.get(TOKEN)
-    if token:
-        return acc.resume(store, token)
+    if token:  # driven from another client than the one that signed in: the page run ends it
+        return acc.resume(store, token) if st.session_state.get(FROM) == _fingerprint() else None
     if oidc_configured() and st.user.is_logged_in:
         try:
-            return acc.oidc_actor(store, st.user.get("email"), st.user.get("name"))
+            return acc.oidc_actor(store, acc.oidc_claims(st.user))
         except LabelerError:
             return None
     return None
@@ -124,12 +134,27 @@ def _sign_in_form(store) -> None:
         password = st.text_input("Password", type="password", key="sign_in_password", autocomplete="current-password")
         if st.form_submit_button("Sign in", type="primary" if not oidc_configured() else "secondary"):
             try:
-                signed = acc.sign_in(store, email, password)
+                signed = acc.sign_in(store, email, password, client=_client())
             except LabelerError as exc:
                 st.error(said(exc))
                 return
-            st.session_state[TOKEN] = signed.token
+            _keep(signed.token)
             st.rerun()
+
+
+def _keep(token: str) -> None:
+    """Hold a built-in sign-in in this browser session, bound to the client that signed in."""
+    st.session_state[TOKEN], st.session_state[FROM] = token, _fingerprint()
+
+
+def _fingerprint() -> str:
+    """The client and browser a sign-in came from (see `_team_actor`)."""
+    return f"{_client()} {st.context.headers.get('User-Agent', '')}"
+
+
+def _client() -> str:
+    """The client a sign-in comes from (app.throttle.client_key); Streamlit gives no address for loopback."""
+    return client_key(st.context.ip_address, dict(st.context.headers))
 
 
 def _invite_form(store, token: str) -> None:
@@ -151,7 +176,7 @@ def _invite_form(store, token: str) -> None:
             except LabelerError as exc:
                 st.error(said(exc))
                 st.stop()
-            st.session_state[TOKEN] = signed.token
+            _keep(signed.token)
             del st.query_params["invite"]
             st.rerun()
     st.stop()

@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 import streamlit as st
 
 from app.access import Actor
-from labeler.errors import BadLinesError, LabelerError
+from labeler.errors import BadLinesError, LabelerError, StorageError
 from labeler.text import inert
 
 T = TypeVar("T")
@@ -37,8 +37,17 @@ class Keys:
 
 
 def said(exc: LabelerError) -> str:
-    """What the user reads, as inert markdown (a message quotes files, ids and servers: data, never markup);
-    a file with bad lines lists them (the first 20), one per line."""
+    """What the user reads, as inert markdown (a message quotes files, ids and servers: data, never
+    markup); a file with bad lines lists them (the first 20), one per line. In team mode a database error names no host, user or database (its message does, for the admin): it goes to the
+    error log under an id the user quotes."""
+    from app.accounts import team_mode
+
+    if isinstance(exc, StorageError) and team_mode():
+        from labeler.bugs import record_bug
+
+        incident, _ = record_bug(exc, f"database error user={st.session_state.get(Keys.ACTOR, '(signing in)')}")
+        return (f"The database did not answer as expected (error id {incident}). Try again in a moment; "
+                "if it keeps happening, quote the id to your admin.")
     lines = exc.summary().splitlines() if isinstance(exc, BadLinesError) else [str(exc)]
     return "  \n".join(inert(line) for line in lines)
 
@@ -101,6 +110,7 @@ def guarded(fn: Callable[..., T], *args: Any) -> T | None:
 
     if st.session_state.pop(Keys.SESSION_ENDED, False):
         st.rerun(scope="app")  # a fragment's rerun would not reach the sign-in screen
+    _recheck_fragment()
     if not team_mode():
         return fn(*args)
     try:
@@ -113,6 +123,20 @@ def guarded(fn: Callable[..., T], *args: Any) -> T | None:
                  "log; quote this id to your admin.")
         st.stop()
         raise  # unreachable: st.stop raises
+
+
+def _recheck_fragment() -> None:
+    """A fragment's rerun (a grade, a key, a corpus search on the Label page) skips the entry script
+    and its sign-in check: re-read the session here (one indexed query), and when it ended or the
+    role changed, rerun the whole app, which shows the sign-in form or the reduced role."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    recheck = st.session_state.get(Keys.RECHECK)
+    ctx = get_script_run_ctx()
+    if recheck is None or ctx is None or not ctx.fragment_ids_this_run:
+        return  # local mode, or a whole-page run (the entry script has just checked)
+    if recheck() != st.session_state.get(Keys.ACTOR):
+        st.rerun(scope="app")
 
 
 DECIMALS = 4  # as trec_eval prints: every table of scores shows the same number of decimals

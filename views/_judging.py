@@ -84,13 +84,11 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         holes = run_holes(s, run_id)
         candidates = with_ranking(candidates, holes.badge, holes.ranks(qid), first=True)
         holes_bar(holes, qid)
-    blind = guard(lb.blind_judging, s)
-    views = lb.candidate_views(corp, candidates, status, me.name, shuffle=shuffle, blind=blind)
+    views, hidden = guard(lb.judging_views, s, me, corp, candidates, status, shuffle=shuffle)
     progress = lb.label_progress(index, views, guard(s.judged_by, me.name))
     options[2].progress(progress.share, text=progress.text)
 
     st.subheader(inert(question.question), anchor=False)
-    hidden = blind and lb.hides_others(views, status, me.name)
     st.markdown(lb.status_line(status, hidden=hidden, candidates=[v.doc_id for v in views]))
     for kind, note in lb.unanswerable_notes(status, me.name, hidden=hidden):
         (st.warning if kind == "warning" else st.info)(note)

@@ -4,7 +4,9 @@ Streamlit stores every file a browser session PUTs to `/_stcore/upload_file/` in
 the session ends, whether or not the page shows an uploader, and before any sign-in: a visitor
 on the sign-in screen could fill the server's memory. A janitor thread (one per process) drops,
 every second, the files of any session that is not signed in as someone who may upload (an
-admin), and of any session holding more than MAX_SESSION_BYTES."""
+admin), and of any session holding more than MAX_SESSION_BYTES. The team server (team_app.py) also
+refuses such a session's upload before reading its body (`may_upload`); the janitor stays for a
+session that stopped being allowed after its upload."""
 from __future__ import annotations
 
 import logging
@@ -30,6 +32,12 @@ def allow_uploads(allowed: bool) -> None:
     with _lock:
         (_uploaders.add if allowed else _uploaders.discard)(ctx.session_id)
     _janitor()
+
+
+def may_upload(session_id: str) -> bool:
+    """True when the browser session `session_id` is signed in as someone who may upload."""
+    with _lock:
+        return session_id in _uploaders
 
 
 @st.cache_resource(show_spinner=False)

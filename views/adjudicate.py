@@ -17,12 +17,13 @@ st.title("Adjudicate", anchor=False)
 s = store()
 show_flash()
 me = actor()
+guard(adj.require_reader, s, me)  # before any cached read: the cache is shared by every session
 revision = guard(s.revision)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _disputes(url: str, rev: int) -> list[adj.Dispute]:
-    return adj.disputes(s)
+def _disputes(url: str, rev: int, _me) -> list[adj.Dispute]:  # _me: not hashed, one cache for all readers
+    return adj.disputes(s, _me)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -31,11 +32,11 @@ def _imported_note(url: str, rev: int) -> str:
 
 
 @st.cache_data(show_spinner="Resampling questions…", max_entries=8)
-def _agreement(url: str, rev: int) -> list[dict]:
-    return adj.agreement_view(s).rows()
+def _agreement(url: str, rev: int, _me) -> list[dict]:
+    return adj.agreement_view(s, _me).rows()
 
 
-items = guard(_disputes, default_db_url(), revision)
+items = guard(_disputes, default_db_url(), revision, me)
 open_items = [d for d in items if d.final is None]
 st.caption("A document is disputed when its grades fall on both sides of the relevance line (some ≥ 1, some 0) or "
            "spread by 2 or more. Its final grade replaces the consensus in exports and evaluation.")
@@ -72,4 +73,4 @@ st.subheader("Agreement", anchor=False)
 st.caption("Before: the annotators' own grades. After: each adjudicated document counts as agreed at its final "
            "grade. In brackets, the 95% bootstrap interval over resampled questions (500 resamples, fixed seed)."
            + (" Imported grades are not counted." if imported else ""))
-st.dataframe(pd.DataFrame(guard(_agreement, default_db_url(), revision)), hide_index=True)
+st.dataframe(pd.DataFrame(guard(_agreement, default_db_url(), revision, me)), hide_index=True)

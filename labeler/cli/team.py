@@ -18,12 +18,13 @@ from labeler.errors import InputError
 from storage.accounts import ROLES
 
 ENTRY = Path(__file__).resolve().parents[2] / "streamlit_app.py"
+TEAM_ENTRY = ENTRY.with_name("team_app.py")  # the same app, with Streamlit's metrics route closed
 
 
 def streamlit_argv(*, team: bool, host: str, port: int) -> list[str]:
     """The command line that starts the app: local or team settings."""
-    argv = [sys.executable, "-m", "streamlit", "run", str(ENTRY), "--server.port", str(port),
-            "--server.address", host, "--server.headless", "true", "--browser.gatherUsageStats", "false",
+    argv = [sys.executable, "-m", "streamlit", "run", str(TEAM_ENTRY if team else ENTRY),
+            "--server.port", str(port), "--server.address", host, "--server.headless", "true", "--browser.gatherUsageStats", "false",
             "--server.fileWatcherType", "none", "--runner.postScriptGC", "false"]  # see .streamlit/config.toml
     if team:
         # No traceback, exception type or message reaches a browser; the page logs them with an id.
@@ -40,7 +41,7 @@ def streamlit_argv(*, team: bool, host: str, port: int) -> list[str]:
 @handle_errors
 def app_command(team: bool, host: str, port: int) -> None:
     """Start the Streamlit app (local single-user by default; --team for a shared server)."""
-    if not ENTRY.is_file():
+    if not ENTRY.is_file() or not TEAM_ENTRY.is_file():
         raise InputError("the app's entry script is missing", path=str(ENTRY),
                          hint="run `labeler app` from a checkout of golden-set-labeler (`make run`).")
     if host not in ("127.0.0.1", "localhost", "::1") and not team:
@@ -128,6 +129,17 @@ def users_password(email: str, db: str | None) -> None:
     password = click.prompt("New password", hide_input=True, confirmation_prompt=True, err=True)
     _store(db).accounts.set_password(email, password, by="(cli)")
     click.echo(f"Password of {email.strip().lower()} set; their sessions ended.")
+
+
+@users.command("unlock")
+@click.argument("email")
+@_DB
+@handle_errors
+def users_unlock(email: str, db: str | None) -> None:
+    """End the wait that failed sign-ins put on an address (a new password ends it too)."""
+    lifted = _store(db).accounts.unlock(email)
+    address = email.strip().lower()
+    click.echo(f"Lifted the sign-in wait of {address}." if lifted else f"{address} has no failed sign-ins to forget.")
 
 
 @users.command("list")

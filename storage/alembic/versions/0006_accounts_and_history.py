@@ -4,7 +4,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from storage.schema import login_failures, sessions, team_settings, users
+from storage.schema import login_failures, sessions, team_settings
 
 revision = "0006"
 down_revision = "0005"
@@ -12,7 +12,7 @@ down_revision = "0005"
 
 def upgrade() -> None:
     """Team mode: users, sessions, sign-in throttling and settings; who wrote what; the grades a
-    regrade replaced. The new tables are copied from SCHEMA (judgment_history frozen since v8): the
+    regrade replaced. The new tables are copied from SCHEMA (judgment_history frozen since v8, users since v13): the
     next change to any of them must first freeze this revision's copy (as 0001 does)."""
     for column in ("ALTER TABLE collections ADD COLUMN corpus_set_by TEXT NOT NULL DEFAULT ''",
                    "ALTER TABLE collections ADD COLUMN corpus_set_at TEXT",
@@ -34,7 +34,21 @@ def upgrade() -> None:
         sa.Column("replaced_by", sa.Text, nullable=False),
         sa.Column("change", sa.Text, nullable=False),
         sa.Index("ix_judgment_history_question", "question_id", "doc_id"))
-    for table in (users, sessions, login_failures, team_settings):
+    sa.Table(  # frozen: v13 added oidc_subject to SCHEMA's copy
+        "users", v6,
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("email", sa.Text, nullable=False, unique=True),
+        sa.Column("name", sa.Text, nullable=False, server_default=""),
+        sa.Column("role", sa.Text, nullable=False),
+        sa.Column("password_hash", sa.Text),
+        sa.Column("invite_hash", sa.Text),
+        sa.Column("invite_expires_at", sa.Text),
+        sa.Column("disabled", sa.Boolean, nullable=False, server_default=sa.false()),
+        sa.Column("created_at", sa.Text, nullable=False),
+        sa.Column("created_by", sa.Text, nullable=False, server_default=""),
+        sa.Column("updated_at", sa.Text, nullable=False),
+        sa.Column("updated_by", sa.Text, nullable=False, server_default=""))
+    for table in (sessions, login_failures, team_settings):
         table.to_metadata(v6)
     v6.create_all(op.get_bind(), tables=[v6.tables[t] for t in ("judgment_history", "users", "sessions",
                                                                  "login_failures", "team_settings")])
