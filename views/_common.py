@@ -38,7 +38,8 @@ class Keys:
 
 def said(exc: LabelerError) -> str:
     """What the user reads, as inert markdown (a message quotes files, ids and servers: data, never
-    markup); a file with bad lines lists them (the first 20), one per line. In team mode a database error names no host, user or database (its message does, for the admin): it goes to the
+    markup); a file with bad lines lists them (the first 20), one per line. In team mode a
+    database error names no host, user or database (its message does, for the admin): it goes to the
     error log under an id the user quotes."""
     from app.accounts import team_mode
 
