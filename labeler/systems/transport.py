@@ -89,8 +89,8 @@ class DeadlineTransport(httpx.HTTPTransport):
 
     def __init__(self, limits: httpx.Limits) -> None:
         super().__init__(limits=limits)
-        self._pool = httpcore.ConnectionPool(
-            ssl_context=httpx.create_ssl_context(), max_connections=limits.max_connections,
+        self._pool = httpcore.ConnectionPool(  # the SSL context httpx built (loading CA certificates costs)
+            ssl_context=self._pool._ssl_context, max_connections=limits.max_connections,
             max_keepalive_connections=limits.max_keepalive_connections, keepalive_expiry=limits.keepalive_expiry,
             network_backend=_Backend())
 
