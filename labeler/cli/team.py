@@ -22,7 +22,8 @@ ENTRY = Path(__file__).resolve().parents[2] / "streamlit_app.py"
 
 def streamlit_argv(*, team: bool, host: str, port: int) -> list[str]:
     """The command line that starts the app: local or team settings."""
-    argv = [sys.executable, "-m", "streamlit", "run", str(ENTRY), "--server.port", str(port),
+    # views/_serve.py: Streamlit's `run`, patched so no click is lost unseen after a restart
+    argv = [sys.executable, "-m", "views._serve", "run", str(ENTRY), "--server.port", str(port),
             "--server.address", host, "--server.headless", "true", "--browser.gatherUsageStats", "false",
             "--server.fileWatcherType", "none", "--runner.postScriptGC", "false"]  # see .streamlit/config.toml
     if team:
@@ -46,7 +47,8 @@ def app_command(team: bool, host: str, port: int) -> None:
     if host not in ("127.0.0.1", "localhost", "::1") and not team:
         raise InputError(f"a local app listens on 127.0.0.1 only, not {host}",
                          hint="add --team to share it (sign-in required), or drop --host.")
-    env = {**os.environ, "LABELER_TEAM": "1" if team else "0"}
+    env = {**os.environ, "LABELER_TEAM": "1" if team else "0",  # the checkout's views/ too, from any folder
+           "PYTHONPATH": os.pathsep.join(p for p in (str(ENTRY.parent), os.environ.get("PYTHONPATH")) if p)}
     argv = streamlit_argv(team=team, host=host, port=port)
     os.execvpe(argv[0], argv, env)
 
