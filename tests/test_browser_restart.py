@@ -29,6 +29,7 @@ pytestmark = pytest.mark.browser
 expect.set_options(timeout=60_000)
 
 STEP_MS = 90_000
+FIRST_PAGE_MS = 180_000  # a new server process loads the model and the index on its first page run
 QID = "q-0001"
 PASSWORD = "correct horse battery"
 CONNECTED = '[data-testid="stApp"][data-test-connection-state="CONNECTED"]'
@@ -72,7 +73,7 @@ def open_tab(browser, server: AppServer, team: bool, who: str):
     page.goto(f"{server.url}/?q={QID}" + ("" if team else f"&annotator={who}"))
     if team:
         sign_in(page, who)
-    expect(page.locator(".st-key-cand-5")).to_be_visible()
+    expect(page.locator(".st-key-cand-5")).to_be_visible(timeout=FIRST_PAGE_MS)
     wait_ready(page)
     return page
 
@@ -116,7 +117,8 @@ class Tab:
                 outcome["it"] = "signed out"
             return bool(outcome)
 
-        wait_until(decided, f"{self.who}'s grade {grade} on {doc}: saved, or named as not saved", timeout=60)
+        wait_until(decided, f"{self.who}'s grade {grade} on {doc}: saved, or named as not saved",
+                   timeout=FIRST_PAGE_MS / 1000)
         return outcome["it"]
 
 
@@ -149,7 +151,7 @@ def test_restart_grade_saved_or_named(deployment, sig, playwright):
         # meanwhile (in team mode, the sign-in form: the restart ended its session).
         wait_until(lambda: signed_out(idle.page) if team else
                    grade_option(idle.page, 6, 0).get_attribute("aria-checked") == "true",
-                   "the idle tab's page run anew after the reconnect", timeout=STEP_MS / 1000)
+                   "the idle tab's page run anew after the reconnect", timeout=FIRST_PAGE_MS / 1000)
         for tab in tabs:
             if team and signed_out(tab.page):
                 sign_in(tab.page, tab.who)
@@ -172,7 +174,7 @@ def test_restart_grade_saved_or_named(deployment, sig, playwright):
         screenshot(busy.page, f"restart-{'team' if team else 'local'}-{sig.name}", full_page=False)
     except BaseException:
         for tab in tabs:
-            screenshot(tab.page, f"FAILED-restart-{tab.who}", full_page=False)
+            screenshot(tab.page, f"FAILED-restart-{tab.who}", full_page=True)
         print(server.log())
         raise
     finally:
