@@ -8,7 +8,7 @@ same port and data directory. Two tabs are open on the question:
   again as soon as it shows CONNECTED, before its page could rerun: each is saved or named;
 - one idle since it loaded: on reconnecting it runs its page anew without a click (it shows a grade
   written while the server was down), so its four clicks after that must all be saved.
-Then the first tab grades three more, all saved. In team mode the restart ends the built-in sign-in
+Then the first tab grades three more, all saved, and the idle one grades by key. In team mode the restart ends the built-in sign-in
 (it lives in the server's session), so a tab signs in again when it shows the sign-in form.
 """
 from __future__ import annotations
@@ -153,15 +153,23 @@ def test_restart_grade_saved_or_named(deployment, sig, playwright):
                    grade_option(idle.page, 6, 0).get_attribute("aria-checked") == "true",
                    "the idle tab's page run anew after the reconnect", timeout=FIRST_PAGE_MS / 1000)
         for tab in tabs:
-            if team and signed_out(tab.page):
+            if team:  # the new process holds no sign-in: each tab shows the form, without a click
+                wait_until(lambda: signed_out(tab.page), f"{tab.who}: the sign-in form", timeout=FIRST_PAGE_MS / 1000)
                 sign_in(tab.page, tab.who)
-            expect(tab.page.locator(".st-key-cand-5")).to_be_visible()
+            expect(tab.page.locator(".st-key-cand-5")).to_be_visible(timeout=FIRST_PAGE_MS)
             wait_ready(tab.page)
             for n, grade in ((3, 3), (4, 2), (5, 1)) if tab is busy else ((2, 3), (3, 3), (4, 2), (5, 1)):
                 doc, grade = tab.click(n, grade)
                 outcome = tab.settle(url, doc, grade, may_sign_out=False)
                 assert outcome == "saved", f"{tab.who}: a click on a page run anew after the restart was {outcome}"
                 wait_ready(tab.page)
+        # Keys work again too: a digit grades the focused card (the one marked ▶).
+        focused = next(n for n in range(30) if idle.page.locator(f".st-key-cand-{n}").inner_text().startswith("▶"))
+        idle.page.get_by_role("heading", level=1).first.click()
+        idle.page.keyboard.press("1")
+        idle.clicks.append(key := (doc_of(idle.page, focused), 1))
+        assert idle.settle(url, *key, may_sign_out=False) == "saved"
+        wait_ready(idle.page)
         # Nothing shows as selected that is not saved: every card's selected grade is in the database.
         for tab in tabs:
             mine = saved(url, tab.who)

@@ -29,6 +29,7 @@ from views._common import flash
 
 RECONNECT_RERUN_S = 6 * 3600  # the fragment's own reruns: four a day of an empty fragment
 REFUSED = "_refused_unsaved"  # the run after a refusal: never a second rerun for the same controls
+TOASTS = "_unsaved_toasts"  # the same notes as toasts: seen wherever the page is scrolled to
 
 
 @st.fragment(run_every=RECONNECT_RERUN_S)
@@ -48,11 +49,14 @@ def refuse_unsaved(cards: Iterable[tuple[str, str, CandidateView]]) -> None:
     """After the grade controls are drawn: name each `(card, key, view)` whose control shows a grade
     that is not the saved one, then rerun the page so the control shows the saved grade (the card's
     control takes its value from the database before it is drawn, once Streamlit knows the control)."""
+    for note in st.session_state.pop(TOASTS, []):
+        st.toast(note, icon=":material/error:", duration="long")
     stray = [(card, view, shown) for card, key, view in cards
              if (shown := st.session_state.get(f"{key}-grade")) != view.grade]
     if st.session_state.pop(REFUSED, False) or not stray:
         return
-    for card, view, shown in stray:
-        flash(unsaved_note(card, view.doc_id, shown, view.grade), "warning")
-    st.session_state[REFUSED] = True
+    notes = [unsaved_note(card, view.doc_id, shown, view.grade) for card, view, shown in stray]
+    for note in notes:
+        flash(note, "warning")  # at the top of the page, until its next whole-page run
+    st.session_state.update({REFUSED: True, TOASTS: notes})
     st.rerun(scope="app")
