@@ -1,7 +1,8 @@
 """Golden Set Labeler: the Streamlit entry point. Pages are listed here; each is thin wiring over
 the app layer (`app/`). Before any page runs, `identify` decides who is acting: the local
 annotator, or in team mode (`labeler app --team`) a signed-in user, with the pages their role
-may use. In team mode no traceback reaches the browser: it is logged with an id to quote."""
+may use. In team mode no traceback reaches the browser: it is logged with an id to quote. After a
+server restart an open tab runs the whole page anew and no click is lost unseen (views/_restart.py)."""
 from __future__ import annotations
 
 import streamlit as st
@@ -13,10 +14,15 @@ from views._auth import identify
 from views._common import Keys, guarded
 from views._loaders import store
 from views._pages import PAGES
+from views._restart import rerun_on_reconnect
+from views._serve import keep_clicks_in_unknown_fragments
+
+keep_clicks_in_unknown_fragments()  # started by plain `streamlit run`: from now on (views/_serve.py)
 
 st.set_page_config(page_title="Golden Set Labeler", page_icon=":material/fact_check:", layout="wide")
 if team_mode():  # also when started without `labeler app --team`'s flags
     st.set_option("client.showErrorDetails", "none")
+rerun_on_reconnect()  # on every page, signed in or not: a reconnected tab runs the page anew
 
 
 actor = st.session_state[Keys.ACTOR] = guarded(identify, store())

@@ -46,13 +46,13 @@ def free_port() -> int:
 
 
 class AppServer:
-    """`streamlit run streamlit_app.py` (or `script`: team_app.py, the team server) in its own process
-    group, against `home` as LABELER_HOME."""
+    """`streamlit run streamlit_app.py` (or `script`: team_app.py, the team server) as `labeler app` starts
+    it (views/_serve.py), in its own process group, against `home` as LABELER_HOME."""
 
     def __init__(self, home: Path, *, corpus: str | None = None, log: Path | None = None,
-                 script: str = "streamlit_app.py") -> None:
+                 port: int | None = None, script: str = "streamlit_app.py") -> None:
         self.home = home
-        self.port = free_port()
+        self.port = port or free_port()  # a port given: a restart, where the open tabs reconnect
         self.url = f"http://127.0.0.1:{self.port}"
         self.log_path = log or home / "streamlit.log"
         env = {**os.environ, "LABELER_HOME": str(home)}
@@ -60,9 +60,9 @@ class AppServer:
         if corpus:
             env["LABELER_CORPUS"] = corpus
         home.mkdir(parents=True, exist_ok=True)
-        self._log = open(self.log_path, "w")
+        self._log = open(self.log_path, "a")  # a restart's log follows the first run's
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", script, "--server.headless", "true",
+            [sys.executable, "-m", "views._serve", "run", script, "--server.headless", "true",
              "--server.port", str(self.port), "--server.address", "127.0.0.1",
              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
             cwd=REPO, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -85,9 +85,10 @@ class AppServer:
         self._log.flush()
         return self.log_path.read_text(errors="replace")[-4000:]
 
-    def stop(self) -> None:
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        """End the server with `sig` (SIGKILL: a crash, nothing flushed; SIGTERM falls back to it after 15 s)."""
         if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
+            os.killpg(self.proc.pid, sig)
             try:
                 self.proc.wait(timeout=15)
             except subprocess.TimeoutExpired:

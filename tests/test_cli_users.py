@@ -214,7 +214,7 @@ def test_streamlit_argv_team_and_local():
     assert " --client.showErrorDetails none " in f" {' '.join(team)} "
     assert option(team, "--server.address") == "10.0.0.7" and option(team, "--server.port") == "8600"
     assert option(team, "--server.enableXsrfProtection") == "true"
-    assert team[1:4] == ["-m", "streamlit", "run"] and team[4].endswith("team_app.py")
+    assert team[1:4] == ["-m", "views._serve", "run"] and team[4].endswith("team_app.py")
     local = streamlit_argv(team=False, host="127.0.0.1", port=8501)
     assert local[4].endswith("streamlit_app.py")
     assert "--client.showErrorDetails" not in local  # Streamlit's default: details for the one local user

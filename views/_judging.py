@@ -23,6 +23,7 @@ from views._common import Keys, act, guard, guarded, show_flash
 from views._holes import holes_bar
 from views._loaders import bm25_pooled, dense_status, keyword_hits, pooled, run_holes
 from views._pooling import system_ranks
+from views._restart import refuse_unsaved
 
 DENSE_WAITED = "dense_waited"
 
@@ -113,6 +114,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
     st.subheader("Find another document", anchor=False)
     query = st.text_input("Search the corpus by keyword or document id", key="keyword",
                           placeholder="e.g. parental leave, or leave-004")
+    hits = []
     if query.strip():
         hits, note = lb.other_hits(keyword_hits(path, query, question.question), views)
         if note:
@@ -120,3 +122,5 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         for i, hit in enumerate(hits):
             candidate_card(hit, i + 1, f"hit-{i}", grade, focused=False, unanswerable=mine,
                            read_only=read_only)
+    refuse_unsaved([*((f"card {i + 1}", f"cand-{i}", v) for i, v in enumerate(views)),
+                    *((f"search result {i + 1}", f"hit-{i}", v) for i, v in enumerate(hits))])

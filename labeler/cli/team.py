@@ -23,8 +23,9 @@ TEAM_ENTRY = ENTRY.with_name("team_app.py")  # the same app, with Streamlit's me
 
 def streamlit_argv(*, team: bool, host: str, port: int) -> list[str]:
     """The command line that starts the app: local or team settings."""
-    argv = [sys.executable, "-m", "streamlit", "run", str(TEAM_ENTRY if team else ENTRY),
-            "--server.port", str(port), "--server.address", host, "--server.headless", "true", "--browser.gatherUsageStats", "false",
+    # views/_serve.py: Streamlit's `run`, patched so no click is lost unseen after a restart
+    argv = [sys.executable, "-m", "views._serve", "run", str(TEAM_ENTRY if team else ENTRY), "--server.port", str(port),
+            "--server.address", host, "--server.headless", "true", "--browser.gatherUsageStats", "false",
             "--server.fileWatcherType", "none", "--runner.postScriptGC", "false"]  # see .streamlit/config.toml
     if team:
         # No traceback, exception type or message reaches a browser; the page logs them with an id.
@@ -47,7 +48,8 @@ def app_command(team: bool, host: str, port: int) -> None:
     if host not in ("127.0.0.1", "localhost", "::1") and not team:
         raise InputError(f"a local app listens on 127.0.0.1 only, not {host}",
                          hint="add --team to share it (sign-in required), or drop --host.")
-    env = {**os.environ, "LABELER_TEAM": "1" if team else "0"}
+    env = {**os.environ, "LABELER_TEAM": "1" if team else "0",  # the checkout's views/ too, from any folder
+           "PYTHONPATH": os.pathsep.join(p for p in (str(ENTRY.parent), os.environ.get("PYTHONPATH")) if p)}
     argv = streamlit_argv(team=team, host=host, port=port)
     os.execvpe(argv[0], argv, env)
 

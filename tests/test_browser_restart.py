@@ -1,0 +1,190 @@
+"""A server restart under open Label tabs (a deploy, a crash, a replica failover), in Chromium: every
+grade clicked is in the database, or the page named it as not saved, and no card shows a grade as
+selected that the database does not hold.
+
+One case per (local on SQLite, team on PostgreSQL) x (SIGTERM, SIGKILL), the server restarted on the
+same port and data directory. Two tabs are open on the question:
+- one grades, clicks once more and the server dies at once (that click may die with it), then clicks
+  again as soon as it shows CONNECTED, before its page could rerun: each is saved or named;
+- one idle since it loaded: on reconnecting it runs its page anew without a click (it shows a grade
+  written while the server was down), so its four clicks after that must all be saved.
+Then the first tab grades three more, all saved, and the idle one grades by key. In team mode the restart ends the built-in sign-in
+(it lives in the server's session), so a tab signs in again when it shows the sign-in form.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+from pathlib import Path
+
+import pytest
+from browser_support import AppServer, grade_option, launch_chromium, sample_embeddings, screenshot, wait_ready, wait_until  # noqa: F401
+from conftest import new_db_url
+from playwright.sync_api import expect
+
+from storage import open_store
+
+pytestmark = pytest.mark.browser
+expect.set_options(timeout=60_000)
+
+STEP_MS = 90_000
+FIRST_PAGE_MS = 180_000  # a new server process loads the model and the index on its first page run
+QID = "q-0001"
+PASSWORD = "correct horse battery"
+CONNECTED = '[data-testid="stApp"][data-test-connection-state="CONNECTED"]'
+SIGN_IN = ".st-key-sign_in_email input"
+
+
+@pytest.fixture(params=["local-sqlite", "team-postgresql"])
+def deployment(request, sample_embeddings, monkeypatch):
+    """(team?, LABELER_HOME, database URL) with question q-0001 and, in team mode, two annotators."""
+    team = request.param.startswith("team")
+    home = Path(os.environ["LABELER_HOME"])
+    shutil.copytree(sample_embeddings, home / "cache", dirs_exist_ok=True)
+    url = new_db_url(request, "postgresql", home / "unused.db") if team else f"sqlite:///{home / 'labeler.db'}"
+    with open_store(url) as store:
+        if team:
+            for who in ("idle@example.org", "busy@example.org"):
+                store.accounts.add_user(who, "annotator", password=PASSWORD)
+        store.add_question("How many vacation days do new employees get?", query_id=QID)
+    monkeypatch.setenv("LABELER_TEAM", "1" if team else "0")
+    monkeypatch.delenv("STREAMLIT_SECRETS_FILES", raising=False)
+    if team:
+        monkeypatch.setenv("LABELER_DB_URL", url)
+    return team, home, url
+
+
+def saved(url: str, who: str) -> dict[str, int]:
+    with open_store(url) as store:
+        return {j.doc_id: j.grade for j in store.judgments(query_id=QID, annotator=who)}
+
+
+def sign_in(page, who: str) -> None:
+    page.locator(SIGN_IN).fill(who)
+    page.locator(".st-key-sign_in_password input").fill(PASSWORD)
+    page.get_by_role("button", name="Sign in", exact=True).click()
+    expect(page.get_by_test_id("stSidebar")).to_contain_text(f"Signed in as {who}")
+
+
+def open_tab(browser, server: AppServer, team: bool, who: str):
+    page = browser.new_context(viewport={"width": 1360, "height": 1000}).new_page()
+    page.set_default_timeout(STEP_MS)
+    page.goto(f"{server.url}/?q={QID}" + ("" if team else f"&annotator={who}"))
+    if team:
+        sign_in(page, who)
+    expect(page.locator(".st-key-cand-5")).to_be_visible(timeout=FIRST_PAGE_MS)
+    wait_ready(page)
+    return page
+
+
+def doc_of(page, n: int) -> str:
+    return page.locator(f".st-key-cand-{n} small code").first.inner_text()
+
+
+def named(page, doc: str) -> bool:
+    """The page says this document's grade was not saved."""
+    return page.get_by_test_id("stAlert").filter(has_text="Not saved").filter(has_text=doc).count() > 0
+
+
+def signed_out(page) -> bool:
+    """Team mode: the tab shows the sign-in form instead of the question (nothing shows as saved)."""
+    return page.locator(SIGN_IN).count() > 0 and page.locator(".st-key-cand-0").count() == 0
+
+
+class Tab:
+    """One annotator's tab and the clicks it made: (doc, grade) in order."""
+
+    def __init__(self, page, who: str) -> None:
+        self.page, self.who, self.clicks = page, who, []
+
+    def click(self, n: int, grade: int) -> tuple[str, int]:
+        doc = doc_of(self.page, n)
+        grade_option(self.page, n, grade).click()
+        self.clicks.append((doc, grade))
+        return doc, grade
+
+    def settle(self, url: str, doc: str, grade: int, *, may_sign_out: bool) -> str:
+        """Wait until the click is saved, named as not saved, or (team, after a restart) signed out."""
+        outcome = {}
+
+        def decided() -> bool:
+            if saved(url, self.who).get(doc) == grade:
+                outcome["it"] = "saved"
+            elif named(self.page, doc):
+                outcome["it"] = "named"
+            elif may_sign_out and signed_out(self.page):
+                outcome["it"] = "signed out"
+            return bool(outcome)
+
+        wait_until(decided, f"{self.who}'s grade {grade} on {doc}: saved, or named as not saved",
+                   timeout=FIRST_PAGE_MS / 1000)
+        return outcome["it"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
+def test_restart_grade_saved_or_named(deployment, sig, playwright):
+    team, home, url = deployment
+    users = ("idle@example.org", "busy@example.org") if team else ("idle", "busy")
+    server = AppServer(home)
+    browser = launch_chromium(playwright)
+    tabs = []
+    try:
+        server.wait_healthy()
+        tabs[:] = [Tab(open_tab(browser, server, team, who), who) for who in users]
+        idle, busy = tabs
+        doc, grade = busy.click(0, 1)
+        wait_until(lambda: saved(url, busy.who).get(doc) == grade, "the grade before the restart saved")
+        wait_ready(busy.page)
+        pending = [busy.click(1, 2)]  # and at once the server dies under it
+        server.stop(sig)
+        with open_store(url) as store:  # while it is down, the idle tab's annotator grades card 6 elsewhere
+            store.set_judgment(QID, written := doc_of(idle.page, 6), 0, annotator=idle.who)
+        server = AppServer(home, port=server.port)
+        server.wait_healthy()
+        busy.page.wait_for_selector(CONNECTED, timeout=STEP_MS)
+        if busy.page.locator(".st-key-cand-2").count():  # the old page, before its rerun: click at once
+            pending.append(busy.click(2, 3))
+        for doc, grade in pending:
+            busy.settle(url, doc, grade, may_sign_out=team)
+        # The idle tab runs its page anew on reconnecting, with no click: it shows the grade written
+        # meanwhile (in team mode, the sign-in form: the restart ended its session).
+        wait_until(lambda: signed_out(idle.page) if team else
+                   grade_option(idle.page, 6, 0).get_attribute("aria-checked") == "true",
+                   "the idle tab's page run anew after the reconnect", timeout=FIRST_PAGE_MS / 1000)
+        for tab in tabs:
+            if team:  # the new process holds no sign-in: each tab shows the form, without a click
+                wait_until(lambda: signed_out(tab.page), f"{tab.who}: the sign-in form", timeout=FIRST_PAGE_MS / 1000)
+                sign_in(tab.page, tab.who)
+            expect(tab.page.locator(".st-key-cand-5")).to_be_visible(timeout=FIRST_PAGE_MS)
+            wait_ready(tab.page)
+            for n, grade in ((3, 3), (4, 2), (5, 1)) if tab is busy else ((2, 3), (3, 3), (4, 2), (5, 1)):
+                doc, grade = tab.click(n, grade)
+                outcome = tab.settle(url, doc, grade, may_sign_out=False)
+                assert outcome == "saved", f"{tab.who}: a click on a page run anew after the restart was {outcome}"
+                wait_ready(tab.page)
+        # Keys work again too: a digit grades the focused card (the one marked ▶).
+        focused = next(n for n in range(30) if idle.page.locator(f".st-key-cand-{n}").inner_text().startswith("▶"))
+        idle.page.get_by_role("heading", level=1).first.click()
+        idle.page.keyboard.press("1")
+        idle.clicks.append(key := (doc_of(idle.page, focused), 1))
+        assert idle.settle(url, *key, may_sign_out=False) == "saved"
+        wait_ready(idle.page)
+        # Nothing shows as selected that is not saved: every card's selected grade is in the database.
+        for tab in tabs:
+            mine = saved(url, tab.who)
+            assert tab is busy or mine[written] == 0
+            for n in range(7):
+                shown = tab.page.locator(f".st-key-cand-{n}-grade button[aria-checked=true]")
+                if shown.count():
+                    grade = int(shown.first.inner_text().split(" · ")[0])
+                    assert mine.get(doc_of(tab.page, n)) == grade, f"{tab.who}: card {n} shows {grade}, saved {mine}"
+        screenshot(busy.page, f"restart-{'team' if team else 'local'}-{sig.name}", full_page=False)
+    except BaseException:
+        for tab in tabs:
+            screenshot(tab.page, f"FAILED-restart-{tab.who}", full_page=True)
+        print(server.log())
+        raise
+    finally:
+        browser.close()
+        server.stop()
