@@ -10,7 +10,7 @@ from browser_support import app_home, open_app, sample_embeddings, texts  # noqa
 
 from app import golden_set as gs
 from app.access import local_actor
-from app.workspace import load_demo_golden
+from conftest import import_demo
 from labeler.corpus import load_corpus
 from labeler.errors import GoldenFormatError
 from labeler.golden import parse_golden_jsonl
@@ -23,7 +23,7 @@ PAGE = "views/golden_set.py"
 def load_demo():
     store = open_store()
     corpus = load_corpus(SAMPLE_CORPUS)
-    load_demo_golden(store, local_actor("tester"), corpus, str(SAMPLE_CORPUS))
+    import_demo(store)
     return store, corpus
 
 
