@@ -481,3 +481,16 @@ def test_import_golden_keeps_a_64_bit_scale(store):
     store.import_golden(GoldenSet((GoldenQuery("a", "A?", relevance={"d1": big, "d2": -(2 ** 63)}),)))
     assert store.export_golden().get("a").relevance == {"d1": big, "d2": -(2 ** 63)}
     assert store.question_index()[0].status == Status.DONE
+
+
+def test_collection_store_acts_on_its_collection_unless_a_call_names_another(store):
+    from storage import CollectionStore
+
+    demo = CollectionStore(store, "demo")
+    demo.add_question("Demo?", query_id="d-1")
+    store.add_question("Mine?", query_id="m-1")
+    assert [q.query_id for q in demo.question_index()] == ["d-1"]
+    assert [q.query_id for q in store.question_index()] == ["m-1"]
+    assert demo.get_question("m-1", collection="default").question == "Mine?"
+    assert demo.revision() == store.revision(collection="demo") and demo.accounts is store.accounts
+    assert demo.cache_key != CollectionStore(store, "default").cache_key
