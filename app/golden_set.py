@@ -107,7 +107,7 @@ def overview(store: Store, *, max_disagreements: int = 50) -> GoldenOverview:
     between = consensus(people).disagreements
     disagreements = tuple({"query_id": d.query_id, "doc_id": d.doc_id, "consensus": d.consensus, "spread": d.spread,
                            "grades": _grades(d.grades)} for d in between[:max_disagreements])
-    differ, qrels = differ_from_import(ratings), consensus(ratings).qrels
+    differ, qrels = differ_from_import(ratings), consensus(ratings, stand_in=IMPORT_ANNOTATOR).qrels
     with_import = tuple({"query_id": q, "doc_id": d, "imported": ratings[q, d][IMPORT_ANNOTATOR],
                          "annotators": _grades(people[q, d]),
                          "consensus": qrels[q][d]} for q, d in differ[:max_disagreements])

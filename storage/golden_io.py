@@ -65,7 +65,7 @@ def export_golden(conn: Connection, *, collection: str, complete_only: bool, mar
         given.setdefault(j.query_id, {}).setdefault(j.annotator, {})[j.doc_id] = (j.updated_at, j.doc_hash)
         if j.annotator != IMPORT_ANNOTATOR:
             people.setdefault(j.query_id, set()).add(j.annotator)
-    qrels = consensus(ratings).qrels
+    qrels = consensus(ratings, stand_in=IMPORT_ANNOTATOR).qrels
     final: dict[str, dict[str, Any]] = {}
     for (query_id, doc_id), adj in adjudications(conn, collection).items():  # outweighs the consensus
         qrels.setdefault(query_id, {})[doc_id] = adj.grade

@@ -369,7 +369,7 @@ def status_for(question: Question, judgments: tuple[Judgment, ...], voters: tupl
     ratings: dict[tuple[str, str], dict[str, int]] = {}
     for j in judgments:
         ratings.setdefault((j.query_id, j.doc_id), {})[j.annotator] = j.grade
-    grades = dict(consensus(ratings).qrels.get(question.query_id, {}))
+    grades = dict(consensus(ratings, stand_in=IMPORT_ANNOTATOR).qrels.get(question.query_id, {}))
     adjudicated = dict(adjudicated or {})
     return QuestionStatus(question, judgments, grades, status_of(question.unanswerable, {**grades, **adjudicated}),
                           voters, adjudicated)

@@ -13,7 +13,8 @@ a transaction's extent is visible here in one place, and one write (an import) c
 several topics' functions inside one transaction.
 
 Consensus: floor of the median grade over the annotators (see labeler.agreement); the import
-pseudo-annotator's grades count in it, and agreement statistics leave it out.
+pseudo-annotator's grade counts only for documents no person graded (it never shifts people's
+consensus), and agreement statistics leave it out.
 """
 from __future__ import annotations
 
@@ -275,7 +276,7 @@ class Store:
 
     def consensus(self, *, collection: str = DEFAULT_COLLECTION) -> Consensus:
         """Consensus grade per (question, document), and the disagreements (largest spread first)."""
-        return consensus(self.ratings(collection=collection))
+        return consensus(self.ratings(collection=collection), stand_in=IMPORT_ANNOTATOR)
 
     def agreement(self, *, collection: str = DEFAULT_COLLECTION) -> AgreementReport:
         """Cohen's kappa per annotator pair, Fleiss' kappa, Krippendorff's alpha (people only)."""

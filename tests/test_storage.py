@@ -494,3 +494,16 @@ def test_collection_store_acts_on_its_collection_unless_a_call_names_another(sto
     assert demo.get_question("m-1", collection="default").question == "Mine?"
     assert demo.revision() == store.revision(collection="demo") and demo.accounts is store.accounts
     assert demo.cache_key != CollectionStore(store, "default").cache_key
+
+
+def test_imported_grades_never_shift_the_consensus_of_grades_people_gave(store):
+    store.import_golden(parse_golden_jsonl('{"query_id": "a", "question": "A?", "relevance": {"d1": 3, "d2": 2}, '
+                                           '"unanswerable": false}'))
+    store.set_judgment("a", "d1", 0, annotator="asha")
+    # d1: asha's 0 alone (the file's 3 beside it would have made floor(median(0, 3)) = 1); d2: only the file graded it.
+    assert store.export_golden().get("a").relevance == {"d1": 0, "d2": 2}
+    assert dict(store.question_status("a").consensus) == {"d1": 0, "d2": 2}
+    assert store.consensus().qrels == {"a": {"d1": 0, "d2": 2}} and store.consensus().disagreements == ()
+    store.set_judgment("a", "d2", 0, annotator="asha")
+    [row] = store.question_index()
+    assert str(row.status) == str(store.question_status("a").status) and store.question_status("a").n_relevant == 0
