@@ -11,6 +11,7 @@ import labeler  # noqa: F401 - sets offline mode before any model library loads
 from app.access import Can
 from app.accounts import team_mode
 from views._auth import identify
+from views._collections import collection_switch
 from views._common import Keys, guarded
 from views._loaders import store
 from views._pages import PAGES
@@ -25,7 +26,9 @@ if team_mode():  # also when started without `labeler app --team`'s flags
 rerun_on_reconnect()  # on every page, signed in or not: a reconnected tab runs the page anew
 
 
-actor = st.session_state[Keys.ACTOR] = guarded(identify, store())
+db = store()  # bound to the current collection (`?set=`), which every page reads from views._collections
+actor = st.session_state[Keys.ACTOR] = guarded(identify, db)
+guarded(collection_switch, db, db.collection)
 pages = [st.Page(spec.script, title=spec.title, icon=spec.icon, default=i == 0) for i, spec in enumerate(PAGES)
          if not spec.admin_only or (actor.team and actor.can(Can.MANAGE_USERS))]
 page = st.navigation(pages)

@@ -19,11 +19,12 @@ from app.adjudicate import differ_from_import, imported_note, people_ratings
 from labeler.agreement import agreement, consensus, unanswerable_disagreement
 from labeler.corpus import Corpus
 from labeler.errors import AccessDenied, InputError
-from labeler.golden import GoldenHealth, golden_health
+from labeler.golden import GoldenHealth, GoldenSet, golden_health
 from labeler.status import Status
 from labeler.text import inert
-from labeler.transfer import FORMATS, export_bytes, import_golden_set, read_for_import
+from labeler.transfer import FORMATS, export_bytes, import_golden_set, plan_golden_import, read_for_import
 from storage import IMPORT_ANNOTATOR, Store
+from storage.records import ImportPlan
 
 STATUS_CHOICES = tuple(s.value for s in Status)
 COLUMNS = ("query_id", "question", "type", "status", "judged", "relevant", "labels", "annotators", "updated")
@@ -109,7 +110,7 @@ def overview(store: Store, *, max_disagreements: int = 50) -> GoldenOverview:
     between = consensus(people).disagreements
     disagreements = tuple({"query_id": d.query_id, "doc_id": d.doc_id, "consensus": d.consensus, "spread": d.spread,
                            "grades": _grades(d.grades)} for d in between[:max_disagreements])
-    differ, qrels = differ_from_import(ratings), consensus(ratings).qrels
+    differ, qrels = differ_from_import(ratings), consensus(ratings, stand_in=IMPORT_ANNOTATOR).qrels
     with_import = tuple({"query_id": q, "doc_id": d, "imported": ratings[q, d][IMPORT_ANNOTATOR],
                          "annotators": _grades(people[q, d]),
                          "consensus": qrels[q][d]} for q, d in differ[:max_disagreements])
@@ -165,15 +166,43 @@ def golden_downloads(store: Store, actor: Actor) -> dict[str, tuple[bytes, str, 
 # --------------------------------------------------------------------------- actions
 
 
-def import_golden_file(store: Store, actor: Actor, uploaded: IO[bytes], corpus: Corpus, corpus_path: str, *,
-                       keep_scale: bool = False, check_doc_ids: bool = True):
-    """Validate an uploaded golden JSONL (a binary file object with `.name`) and import it whole;
-    the store's ImportSummary. Raises GoldenFormatError listing every bad line; nothing is
-    imported then. Admins only."""
+CONFLICT_CHOICES = {"new": "Import them as new questions (fresh ids; the file's id kept as source_id)",
+                    "skip": "Skip them (the questions here stay as they are)",
+                    "replace": "Replace them (admins; the replaced text and grades go to the grade history)"}
+
+
+def _read(uploaded: IO[bytes], corpus: Corpus, keep_scale: bool, check_doc_ids: bool) -> GoldenSet:
+    uploaded.seek(0)  # the preview read it already
+    return read_for_import(uploaded, corpus=corpus, keep_scale=keep_scale, check_doc_ids=check_doc_ids)
+
+
+def preview_golden_file(store: Store, actor: Actor, uploaded: IO[bytes], corpus: Corpus, *,
+                        keep_scale: bool = False, check_doc_ids: bool = True) -> ImportPlan:
+    """Validate an uploaded golden JSONL (a binary file object with `.name`) and say which of its
+    questions are new, identical or conflicting here; writes nothing. Raises GoldenFormatError
+    listing every bad line. Admins only."""
     actor.require(Can.IMPORT_GOLDEN)
-    golden = read_for_import(uploaded, corpus=corpus, keep_scale=keep_scale, check_doc_ids=check_doc_ids)
+    return plan_golden_import(store, _read(uploaded, corpus, keep_scale, check_doc_ids))
+
+
+def conflict_rows(plan: ImportPlan) -> list[dict[str, Any]]:
+    """The preview's table: each conflicting question, why, its text here and in the file."""
+    return [{"query_id": c.query_id, "why": ", ".join(c.reasons), "here": c.stored_text, "in the file": c.file_text}
+            for c in plan.conflicts]
+
+
+def import_golden_file(store: Store, actor: Actor, uploaded: IO[bytes], corpus: Corpus, corpus_path: str, *,
+                       keep_scale: bool = False, check_doc_ids: bool = True, on_conflict: str | None = None):
+    """Validate an uploaded golden JSONL and import it whole: new questions added, identical ones
+    left, conflicting ones as `on_conflict` says (without a choice: an ImportConflictError, nothing
+    written); the store's ImportSummary. Raises GoldenFormatError listing every bad line; nothing
+    is imported then. Admins only; replacing questions edits other people's work besides."""
+    actor.require(Can.IMPORT_GOLDEN)
+    if on_conflict == "replace":
+        actor.require(Can.EDIT_ANY_QUESTION)
+    golden = _read(uploaded, corpus, keep_scale, check_doc_ids)
     return import_golden_set(store, golden, corpus=corpus, corpus_path=normalize_corpus_path(corpus_path),
-                             by=actor.name).summary
+                             by=actor.name, on_conflict=on_conflict).summary
 
 
 def upload_hint(hint: str) -> str:

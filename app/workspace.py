@@ -15,6 +15,7 @@ from storage import Collection, Store
 
 CORPUS_ENV = "LABELER_CORPUS"
 DEMO_GOLDEN = SAMPLE_CORPUS / "golden.jsonl"
+DEMO_COLLECTION = "demo"
 
 
 def normalize_corpus_path(path: str | Path) -> str:
@@ -98,14 +99,17 @@ def ensure_corpus_recorded(store: Store, active: ActiveCorpus, corpus: Corpus) -
         _record(store, path, corpus)  # the server's own choice ($LABELER_CORPUS or the sample), not a user's
 
 
-def demo_offer(corpus_path: str, n_questions: int) -> bool:
-    """Offer the demo golden set: the sample corpus is open and the database has no question yet."""
-    return n_questions == 0 and is_sample_corpus(corpus_path)
+def demo_offer(corpus_path: str, collection: str) -> bool:
+    """Offer the demo golden set: the sample corpus is open and the current collection is not the demo's
+    (loading it never touches the user's own collection: it has its own)."""
+    return collection != DEMO_COLLECTION and is_sample_corpus(corpus_path)
 
 
 def load_demo_golden(store: Store, actor: Actor, corpus: Corpus, corpus_path: str):
-    """Import the sample corpus's 62-question demo golden set; the store's ImportSummary."""
+    """Import the sample corpus's 62-question demo golden set into its own collection, DEMO_COLLECTION;
+    the store's ImportSummary. Loading it again adds only what is missing: a demo question someone
+    changed there stays as they left it."""
     actor.require(Can.IMPORT_GOLDEN)
     golden = read_for_import(DEMO_GOLDEN, corpus=corpus)
     return import_golden_set(store, golden, corpus=corpus, corpus_path=normalize_corpus_path(corpus_path),
-                             by=actor.name).summary
+                             collection=DEMO_COLLECTION, by=actor.name, on_conflict="skip").summary

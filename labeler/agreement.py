@@ -64,11 +64,21 @@ class Consensus:
     disagreements: tuple[Disagreement, ...]
 
 
-def consensus(ratings: Ratings) -> Consensus:
-    """Consensus grade per (question, document) and the disagreements, worst (largest spread) first."""
+def counted(by_annotator: Mapping[str, int], stand_in: str | None = None) -> Mapping[str, int]:
+    """The grades of one document a consensus counts: a stand-in's (an imported file's grade) only
+    where no one else graded the document, so it never shifts the grades people gave."""
+    if stand_in is None or stand_in not in by_annotator or len(by_annotator) == 1:
+        return by_annotator
+    return {a: g for a, g in by_annotator.items() if a != stand_in}
+
+
+def consensus(ratings: Ratings, *, stand_in: str | None = None) -> Consensus:
+    """Consensus grade per (question, document) and the disagreements, worst (largest spread) first.
+    `stand_in`: an annotator whose grade counts only where no one else graded (see `counted`)."""
     qrels: dict[str, dict[str, int]] = {}
     disagreements = []
     for (query_id, doc_id), by_annotator in ratings.items():
+        by_annotator = counted(by_annotator, stand_in)
         if not by_annotator:
             continue
         grade = consensus_grade(by_annotator.values())
@@ -79,13 +89,15 @@ def consensus(ratings: Ratings) -> Consensus:
     return Consensus(qrels, tuple(disagreements))
 
 
-def unanswerable_consensus(voters: Iterable[str], ratings: Mapping[str, Mapping[str, int]]) -> bool:
+def unanswerable_consensus(voters: Iterable[str], ratings: Mapping[str, Mapping[str, int]], *,
+                           stand_in: str | None = None) -> bool:
     """A question is unanswerable when someone votes so and no document's consensus grade is >= 1.
 
     `ratings`: doc_id -> {annotator: grade} for the question. A vote never outweighs a grade, so
     the consensus grades (what an export carries) and the flag never contradict each other.
     """
-    return any(True for _ in voters) and all(consensus_grade(g.values()) < 1 for g in ratings.values() if g)
+    return any(True for _ in voters) and all(consensus_grade(counted(g, stand_in).values()) < 1
+                                             for g in ratings.values() if g)
 
 
 def unanswerable_disagreement(voters: Iterable[str], ratings: Mapping[str, Mapping[str, int]]) -> dict[str, str]:

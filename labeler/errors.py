@@ -40,6 +40,10 @@ class InputError(LabelerError):
     """A file or value given by the user is malformed."""
 
 
+class ImportConflictError(InputError):
+    """An import would change questions the collection already holds, and no one chose how."""
+
+
 class CorpusError(InputError):
     """A corpus file or folder cannot be loaded."""
 

@@ -2,9 +2,11 @@
 set page and `labeler import` / `labeler export` share.
 
 An import reads and validates the whole file before the database is touched (a file with any
-bad line imports nothing), then writes it in one transaction. An export serializes the
-collection's consensus golden set in one of the three formats, as bytes (for a download) or
-to a path (atomically).
+bad line imports nothing), classifies its questions against the collection (new, identical,
+conflicting; storage.import_plan), then writes it in one transaction, conflicts only as the user
+chose. An export serializes the collection's golden set in one of the three formats, as bytes
+(for a download) or to a path (atomically); its JSONL carries each annotator's grades, votes,
+adjudications and history beside the consensus, so importing it reproduces the collection.
 """
 from __future__ import annotations
 
@@ -30,7 +32,9 @@ class GoldenStore(Protocol):
 
     def get_collection(self, collection: str = ...) -> Any: ...
     def import_golden(self, golden: GoldenSet, *, collection: str = ..., corpus_path: str | None = None,
-                      corpus_fingerprint: str | None = None, by: str = "", corpus: Corpus | None = None) -> Any: ...
+                      corpus_fingerprint: str | None = None, by: str = "", corpus: Corpus | None = None,
+                      on_conflict: str | None = None) -> Any: ...
+    def plan_import(self, golden: GoldenSet, *, collection: str = ...) -> Any: ...
     def export_golden(self, *, collection: str = ..., complete_only: bool = False,
                       mark_stale: bool = False) -> GoldenSet: ...
 
@@ -58,13 +62,27 @@ def read_for_import(source: str | Path | IO[bytes], *, corpus: Corpus | None = N
                        doc_ids=corpus.doc_ids() if corpus is not None and check_doc_ids else None)
 
 
+def _in(collection: str | None) -> dict[str, str]:
+    # None: the store's own collection (a Store's default one, or the one a bound store acts on).
+    return {} if collection is None else {"collection": collection}
+
+
+def plan_golden_import(store: GoldenStore, golden: GoldenSet, *, collection: str | None = None) -> Any:
+    """Which questions of a validated golden set are new, identical or conflicting in the collection
+    (a storage.records.ImportPlan); writes nothing."""
+    return store.plan_import(golden, **_in(collection))
+
+
 def import_golden_set(store: GoldenStore, golden: GoldenSet, *, corpus: Corpus | None = None,
-                      corpus_path: str | None = None, collection: str = DEFAULT_COLLECTION,
-                      by: str = "") -> Imported:
+                      corpus_path: str | None = None, collection: str | None = None,
+                      by: str = "", on_conflict: str | None = None) -> Imported:
     """Import a validated golden set in one transaction; with `corpus`, the collection records it
-    as the corpus the golden set is written against. `by`: who imports (kept with replaced grades)."""
-    before = store.get_collection(collection)
-    summary = store.import_golden(golden, collection=collection, corpus_path=corpus_path, by=by, corpus=corpus)
+    as the corpus the golden set is written against. `by`: who imports (kept with replaced grades).
+    Conflicting questions are imported only as `on_conflict` says ("new", "skip" or "replace");
+    without it they raise ImportConflictError and nothing is written."""
+    before = store.get_collection(**_in(collection))
+    summary = store.import_golden(golden, corpus_path=corpus_path, by=by, corpus=corpus, on_conflict=on_conflict,
+                                  **_in(collection))
     return Imported(summary, before.corpus_fingerprint if before is not None else None)
 
 
@@ -97,13 +115,14 @@ _SERIALIZE = {"jsonl": lambda g: serialize_golden_jsonl(g).encode("utf-8"),
               "trec": lambda g: serialize_trec_qrels(g).encode("utf-8"), "beir": _beir_zip}
 
 
-def golden_to_export(store: GoldenStore, *, collection: str = DEFAULT_COLLECTION,
+def golden_to_export(store: GoldenStore, *, collection: str | None = None,
                      complete_only: bool = False, mark_stale: bool = False) -> GoldenSet:
-    """The collection's consensus golden set (mark_stale: with each question's stale documents);
-    an InputError when it has no question."""
-    golden = store.export_golden(collection=collection, complete_only=complete_only, mark_stale=mark_stale)
+    """The collection's golden set, consensus beside each annotator's grades (mark_stale: with each
+    question's stale documents); an InputError when it has no question."""
+    golden = store.export_golden(complete_only=complete_only, mark_stale=mark_stale, **_in(collection))
     if not golden.queries:
-        raise InputError(f"collection {collection!r} has no questions to export",
+        name = collection or getattr(store, "collection", DEFAULT_COLLECTION)
+        raise InputError(f"collection {name!r} has no questions to export",
                          hint="add questions in the app or `labeler import` a golden file first.")
     return golden
 

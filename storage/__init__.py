@@ -17,9 +17,10 @@ from storage.records import (
     RunSummary,
 )
 from storage.store import Store, open_store
+from storage.bound import CollectionStore
 
 __all__ = [
-    "DEFAULT_COLLECTION", "IMPORT_ANNOTATOR", "Collection", "ImportSummary", "Judgment", "Question",
+    "DEFAULT_COLLECTION", "IMPORT_ANNOTATOR", "Collection", "CollectionStore", "ImportSummary", "Judgment", "Question",
     "QuestionStatus", "QuestionSummary", "RunRecord", "RunSummary", "Store", "default_db_url",
     "normalize_db_url", "open_store",
 ]

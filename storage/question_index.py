@@ -12,6 +12,7 @@ r of them >= 1:
   cannot overflow a 64-bit integer.
 An adjudicated grade (storage.adjudication) outweighs the consensus of its document, as in the
 export, so a question's status here is the status its exported qrels have.
+An imported grade counts only for a document no person graded (labeler.agreement.counted).
 tests/test_storage_index.py checks this against `labeler.agreement.consensus` on generated cases.
 
 A process keeps what it computed (`IndexCache`, one per Store) and, after a write, recomputes only
@@ -46,8 +47,12 @@ def relevant_documents_query(cid: int, ids: Sequence[int] | None = None) -> sa.S
     # IN (subquery) rather than a join: SQLite then walks the (question, doc, annotator) unique
     # index in order and aggregates without a temporary B-tree (40 -> 30 ms on 16,700 judgments).
     which = sa.select(q.c.id).where(q.c.collection_id == cid) if ids is None else list(ids)
+    # An imported grade counts only where no person graded the document (labeler.agreement.counted).
+    p = j.alias("person")
+    person = sa.exists().where(p.c.question_id == j.c.question_id, p.c.doc_id == j.c.doc_id,
+                               p.c.annotator != IMPORT_ANNOTATOR)
     return (sa.select(j.c.question_id, j.c.doc_id, relevant.label("relevant"))
-            .where(j.c.question_id.in_(which))
+            .where(j.c.question_id.in_(which), sa.or_(j.c.annotator != IMPORT_ANNOTATOR, ~person))
             .group_by(j.c.question_id, j.c.doc_id))
 
 

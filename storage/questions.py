@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -207,6 +207,17 @@ def _touch(conn: Connection, row: Any, **values: Any) -> None:
 # --------------------------------------------------------------------------- questions
 
 
+def free_ids(conn: Connection, cid: int, n: int, *, taken: Iterable[str] = ()) -> list[str]:
+    """The next `n` free `q-0001`-style ids of the collection: above every id it holds, every deleted
+    question's (never given again) and every id in `taken` (an import's own ids)."""
+    used = conn.execute(sa.select(S.questions.c.query_id).where(S.questions.c.collection_id == cid)).scalars()
+    numbers = [int(m.group(1)) for qid in [*used, *taken] if (m := _AUTO_ID.fullmatch(qid))]
+    deleted = conn.execute(sa.select(S.deleted_numbers.c.number)
+                           .where(S.deleted_numbers.c.collection_id == cid)).scalar_one_or_none() or 0
+    start = max(*numbers, deleted, 0) + 1
+    return [f"q-{i:04d}" for i in range(start, start + n)]
+
+
 def add_question(conn: Connection, text: str, *, collection: str, query_id: str | None, query_type: str,
                  notes: str, author: str, unanswerable: bool, extra: Mapping[str, Any] | None,
                  corpus_fingerprint: str | None) -> Question:
@@ -216,11 +227,7 @@ def add_question(conn: Connection, text: str, *, collection: str, query_id: str 
         check_id(query_id, "query id")
     cid = collection_id(conn, collection, create=True)
     if query_id is None:
-        used = conn.execute(sa.select(S.questions.c.query_id).where(S.questions.c.collection_id == cid))
-        numbers = [int(m.group(1)) for (qid,) in used if (m := _AUTO_ID.fullmatch(qid))]
-        deleted = conn.execute(sa.select(S.deleted_numbers.c.number)
-                               .where(S.deleted_numbers.c.collection_id == cid)).scalar_one_or_none() or 0
-        query_id = f"q-{max(*numbers, deleted, 0) + 1:04d}"  # never a deleted question's id
+        query_id = free_ids(conn, cid, 1)[0]
     elif question_row(conn, collection, query_id, required=False) is not None:
         raise InputError(f"question {query_id!r} already exists in collection {collection!r}",
                          hint="pick another query_id, or edit the existing question.")
@@ -364,7 +371,7 @@ def status_for(question: Question, judgments: tuple[Judgment, ...], voters: tupl
     ratings: dict[tuple[str, str], dict[str, int]] = {}
     for j in judgments:
         ratings.setdefault((j.query_id, j.doc_id), {})[j.annotator] = j.grade
-    grades = dict(consensus(ratings).qrels.get(question.query_id, {}))
+    grades = dict(consensus(ratings, stand_in=IMPORT_ANNOTATOR).qrels.get(question.query_id, {}))
     adjudicated = dict(adjudicated or {})
     return QuestionStatus(question, judgments, grades, status_of(question.unanswerable, {**grades, **adjudicated}),
                           voters, adjudicated)

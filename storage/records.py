@@ -131,7 +131,8 @@ class QuestionSummary:
 
 @dataclass(frozen=True)
 class ImportSummary:
-    """What an import changed."""
+    """What an import changed: questions added (`n_new`, conflicting ones added under fresh ids
+    among them as `n_renamed`), replaced (`n_updated`), left as they were (`n_identical`, `n_skipped`)."""
 
     collection: str
     n_questions: int
@@ -139,6 +140,48 @@ class ImportSummary:
     n_updated: int
     n_judgments: int
     n_unanswerable: int
+    n_identical: int = 0
+    n_skipped: int = 0
+    n_renamed: int = 0
+
+    @property
+    def line(self) -> str:
+        """`Imported 62 questions into 'default': 57 new, 5 as new questions (fresh ids), ...`."""
+        parts = [f"{self.n_new - self.n_renamed} new"]
+        parts += [f"{n} {what}" for n, what in ((self.n_renamed, "added as new questions (fresh ids)"),
+                                                 (self.n_updated, "replaced"), (self.n_identical, "identical"),
+                                                 (self.n_skipped, "skipped")) if n]
+        return (f"Imported {self.n_questions} questions into {self.collection!r}: {', '.join(parts)}; "
+                f"{self.n_judgments} grades written, {self.n_unanswerable} unanswerable.")
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """A question of a file whose id the collection already holds with another state."""
+
+    query_id: str
+    reasons: tuple[str, ...]  # "other text", "grades by asha differ", ...
+    stored_text: str
+    file_text: str
+
+
+@dataclass(frozen=True)
+class ImportPlan:
+    """What an import would do, question by question, before anything is written."""
+
+    collection: str
+    new: tuple[str, ...]
+    identical: tuple[str, ...]
+    conflicts: tuple[Conflict, ...]
+
+    @property
+    def line(self) -> str:
+        """`62 questions: 57 new, 0 identical, 5 conflicting (q-0001: other text; ...)`."""
+        shown = "; ".join(f"{c.query_id}: {', '.join(c.reasons)}" for c in self.conflicts[:3])
+        more = f"; and {len(self.conflicts) - 3} more" if len(self.conflicts) > 3 else ""
+        n = len(self.new) + len(self.identical) + len(self.conflicts)
+        return (f"{n} questions for collection {self.collection!r}: {len(self.new)} new, {len(self.identical)} "
+                f"identical, {len(self.conflicts)} conflicting" + (f" ({shown}{more})" if shown else "") + ".")
 
 
 @dataclass(frozen=True)

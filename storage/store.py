@@ -13,7 +13,8 @@ a transaction's extent is visible here in one place, and one write (an import) c
 several topics' functions inside one transaction.
 
 Consensus: floor of the median grade over the annotators (see labeler.agreement); the import
-pseudo-annotator's grades count in it, and agreement statistics leave it out.
+pseudo-annotator's grade counts only for documents no person graded (it never shifts people's
+consensus), and agreement statistics leave it out.
 """
 from __future__ import annotations
 
@@ -34,8 +35,8 @@ from storage import schema as S
 from storage.engine import Database, default_db_url, normalize_db_url
 from storage.versions import CorpusVersion, StaleJudgment
 from storage.records import (
-    DEFAULT_COLLECTION, IMPORT_ANNOTATOR, Collection, GradeEvent, ImportSummary, Judgment, Question, QuestionStatus,
-    QuestionSummary, RunRecord, RunSummary,
+    DEFAULT_COLLECTION, IMPORT_ANNOTATOR, Collection, GradeEvent, ImportPlan, ImportSummary, Judgment, Question,
+    QuestionStatus, QuestionSummary, RunRecord, RunSummary,
 )
 
 __all__ = ["DEFAULT_COLLECTION", "IMPORT_ANNOTATOR", "Store", "default_db_url", "normalize_db_url", "open_store"]
@@ -281,7 +282,7 @@ class Store:
 
     def consensus(self, *, collection: str = DEFAULT_COLLECTION) -> Consensus:
         """Consensus grade per (question, document), and the disagreements (largest spread first)."""
-        return consensus(self.ratings(collection=collection))
+        return consensus(self.ratings(collection=collection), stand_in=IMPORT_ANNOTATOR)
 
     def agreement(self, *, collection: str = DEFAULT_COLLECTION) -> AgreementReport:
         """Cohen's kappa per annotator pair, Fleiss' kappa, Krippendorff's alpha (people only)."""
@@ -358,13 +359,14 @@ class Store:
     def import_golden(self, golden: GoldenSet, *, collection: str = DEFAULT_COLLECTION,
                       corpus_path: str | None = None, corpus_fingerprint: str | None = None,
                       progress: Callable[[int, int], None] | None = None, by: str = "",
-                      corpus: Corpus | None = None) -> ImportSummary:
+                      corpus: Corpus | None = None, on_conflict: str | None = None) -> ImportSummary:
         """Import a (validated) golden set in ONE transaction: all of it, or nothing (`corpus`: records
         its version and hashes the file's judged documents against it where the file has no hashes).
 
-        Questions in the file are created or updated; their imported grades replace earlier
-        imported grades; people's grades and questions not in the file are kept.
-        `progress(done, total)` is called inside the transaction after each batch.
+        New questions are added, identical ones left; a conflicting one (storage.import_plan) is
+        added under a fresh id, skipped or replaced as `on_conflict` says ("new", "skip", "replace");
+        without a choice, conflicts raise ImportConflictError and nothing is written. Questions not in
+        the file are kept. `progress(done, total)` is called inside the transaction after each batch.
         """
         with self._db.write() as conn:
             if corpus is not None:
@@ -372,7 +374,12 @@ class Store:
                 corpus_fingerprint = corpus.fingerprint
             return golden_io.import_golden(conn, golden, collection=collection, corpus_path=corpus_path,
                                            corpus_fingerprint=corpus_fingerprint, progress=progress, by=by,
-                                           corpus=corpus)
+                                           corpus=corpus, on_conflict=on_conflict)
+
+    def plan_import(self, golden: GoldenSet, *, collection: str = DEFAULT_COLLECTION) -> ImportPlan:
+        """Which questions of `golden` are new, identical or conflicting in the collection (writes nothing)."""
+        with self._db.read() as conn:
+            return golden_io.plan(conn, golden, collection=collection)
 
     # ---- runs
 

@@ -106,5 +106,5 @@ def refresh_unanswerable(conn: Connection, question_ids: Iterable[int]) -> None:
         for doc_id, annotator, grade in conn.execute(sa.select(j.c.doc_id, j.c.annotator, j.c.grade)
                                                      .where(j.c.question_id == qid)):
             ratings.setdefault(doc_id, {})[annotator] = grade
-        value = unanswerable_consensus(names, ratings)
+        value = unanswerable_consensus(names, ratings, stand_in=IMPORT_ANNOTATOR)
         conn.execute(q.update().where(q.c.id == qid, q.c.unanswerable != value).values(unanswerable=value))

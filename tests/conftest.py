@@ -182,3 +182,14 @@ def rows(db, sql: str, params: dict | None = None) -> list[tuple]:
     finally:
         engine.dispose()
 
+
+
+def import_demo(store, who: str = "setup"):
+    """The sample corpus's demo golden set in the store's default collection: what uploading
+    sample_corpus/golden.jsonl there does (the app's demo offer opens it in a collection of its own)."""
+    from labeler.corpus import load_corpus
+    from labeler.transfer import import_golden_set, read_for_import
+
+    corpus = load_corpus(SAMPLE)
+    return import_golden_set(store, read_for_import(SAMPLE / "golden.jsonl", corpus=corpus), corpus=corpus,
+                             corpus_path=str(SAMPLE.resolve()), by=who).summary

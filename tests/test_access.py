@@ -148,8 +148,10 @@ def test_viewer_refusals_name_the_action(ws):
 def test_admin_loads_the_demo_golden_set(ws):
     from labeler.corpus import load_corpus
 
+    before = ws.store.question_index()
     summary = load_demo_golden(ws.store, ADMIN, load_corpus(SAMPLE_CORPUS), str(SAMPLE_CORPUS))
-    assert (summary.n_questions, summary.n_new) == (62, 62)
+    assert (summary.collection, summary.n_questions, summary.n_new) == ("demo", 62, 62)
+    assert ws.store.question_index() == before  # the demo has its own collection
 
 
 def test_the_judgment_and_the_question_are_recorded_under_the_actor(ws):

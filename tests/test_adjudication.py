@@ -41,8 +41,10 @@ def test_the_queue_holds_the_disputed_documents_with_every_grade(store):
 
 
 def test_imported_grades_are_no_one_in_the_queue(store):
-    store.import_golden(GoldenSet((GoldenQuery("q2", "Who approves travel?", relevance={"d1": 3}),)))
-    assert [d.doc_id for d in adj.disputes(store, LEAD)] == ["d1", "d3"]  # q2/d1: the people agree on 0
+    store.import_golden(GoldenSet((GoldenQuery("q3", "Who approves travel?", relevance={"d1": 3}),)))
+    store.set_judgment("q3", "d1", 0, annotator="ann")
+    store.set_judgment("q3", "d1", 0, annotator="bob")
+    assert [d.doc_id for d in adj.disputes(store, LEAD)] == ["d1", "d3"]  # q3/d1: the people agree on 0
 
 
 def test_the_adjudicated_grade_is_what_the_export_carries(store):
@@ -50,7 +52,8 @@ def test_the_adjudicated_grade_is_what_the_export_carries(store):
     adj.adjudicate(store, LEAD, "q1", "d1", 0, "  The page is about sick days.  ")
     exported = store.export_golden().get("q1")
     assert exported.relevance == {"d1": 0, "d2": 1, "d3": 2}
-    assert exported.extra["adjudicated"] == {"d1": {"grade": 0, "by": LEAD.name, "note": "The page is about sick days."}}
+    said = exported.extra["adjudicated"]
+    assert said == {"d1": {"grade": 0, "by": LEAD.name, "note": "The page is about sick days.", "at": said["d1"]["at"]}}
     assert "adjudicated" not in store.export_golden().get("q2").extra
     assert [(d.doc_id, d.final.grade) for d in adj.disputes(store, LEAD) if d.final] == [("d1", 0)]
     assert [d.doc_id for d in adj.disputes(store, LEAD, open_only=True)] == ["d3"]
@@ -133,8 +136,9 @@ def test_adjudicate_page_sets_a_final_grade(app_home):
     assert not at.exception, at.exception
     assert any("Final grade 2 set for leave-001" in m for m in texts(at.success))
     with open_store() as s:
-        assert s.export_golden().get("q1").extra["adjudicated"] == {
-            "leave-001": {"grade": 2, "by": "lead", "note": "States the number of days."}}
+        said = s.export_golden().get("q1").extra["adjudicated"]
+        assert said == {"leave-001": {"grade": 2, "by": "lead", "note": "States the number of days.",
+                                      "at": said["leave-001"]["at"]}}
     assert "Queue (0 open of 1)" in [h.value for h in at.subheader]
 
 

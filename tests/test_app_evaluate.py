@@ -5,7 +5,7 @@ from __future__ import annotations
 from browser_support import app_home, grade_card, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 
 from app.access import local_actor
-from app.workspace import load_demo_golden
+from conftest import import_demo
 from labeler.corpus import load_corpus
 from labeler.paths import SAMPLE_CORPUS
 from storage.store import open_store
@@ -16,7 +16,7 @@ RUN = "FormSubmitter:run-config-Run evaluation"
 
 
 def load_demo():
-    load_demo_golden(open_store(), local_actor("tester"), load_corpus(SAMPLE_CORPUS), str(SAMPLE_CORPUS))
+    import_demo(open_store())
 
 
 def test_evaluate_empty_database_says_there_is_nothing_to_score(app_home):

@@ -10,7 +10,7 @@ from browser_support import app_home, open_app, sample_embeddings, texts  # noqa
 
 from app import golden_set as gs
 from app.access import local_actor
-from app.workspace import load_demo_golden
+from conftest import import_demo
 from labeler.corpus import load_corpus
 from labeler.errors import GoldenFormatError
 from labeler.golden import parse_golden_jsonl
@@ -23,7 +23,7 @@ PAGE = "views/golden_set.py"
 def load_demo():
     store = open_store()
     corpus = load_corpus(SAMPLE_CORPUS)
-    load_demo_golden(store, local_actor("tester"), corpus, str(SAMPLE_CORPUS))
+    import_demo(store)
     return store, corpus
 
 
@@ -180,9 +180,9 @@ def test_golden_overview_separates_disagreements_with_the_import_from_those_betw
     view = gs.overview(store)
     assert [(d["query_id"], d["doc_id"], d["grades"]) for d in view.disagreements] == [("q2", "d5", "ann:2, bob:0")]
     assert view.n_disagreements == 1
-    # the exported grade of q1/d1 is the consensus of all grades: floor((0 + 3) / 2) = 1
+    # the exported grade of q1/d1 is alice's 0: an imported grade counts only where no person graded
     assert list(view.import_differences) == [{"query_id": "q1", "doc_id": "d1", "imported": 3, "annotators": "alice:0",
-                                              "consensus": 1}]
+                                              "consensus": 0}]
     assert view.n_with_import == 1
     note = "Imported grades are not counted: 2 documents carry one; on 1 of them an annotator's grade differs from it."
     assert view.agreement.startswith("Agreement between annotators over 1 shared judgments") and note in view.agreement

@@ -45,13 +45,20 @@ def test_label_no_questions_yet_explains_what_to_do(app_home):
     assert any("No questions yet" in m for m in texts(at.info))
 
 
-def test_label_load_demo_golden_set_opens_first_question(app_home):
+def test_label_load_demo_golden_set_opens_it_in_its_own_collection(app_home):
     at = open_app(annotator="asha")
     at.button(key="load-demo").click().run()
     assert not at.exception
-    assert any("Loaded 62 questions" in m for m in texts(at.success))
+    assert any("Opened the demo golden set in its own collection, 'demo'" in m and "62 new" in m
+               for m in texts(at.success))
+    assert at.query_params["set"] == "demo" and at.selectbox(key="collection_switch").value == "demo"
     assert at.session_state["q"] == "q-0001"
-    assert not [b for b in at.button if b.key == "load-demo"]  # offered only to an empty database
+    assert not [b for b in at.button if b.key == "load-demo"]  # offered only to an empty collection
+    with open_store() as s:
+        assert s.question_index() == [] and len(s.question_index(collection="demo")) == 62
+    at.selectbox(key="collection_switch").set_value("default").run()  # back to the user's own (empty) collection
+    assert not at.exception and "set" not in at.query_params
+    assert at.button(key="load-demo")
 
 
 def test_label_grade_click_is_saved_at_once_and_survives_a_new_session(app_home):
@@ -173,12 +180,10 @@ def test_label_empty_question_is_refused_with_a_message(app_home):
 
 
 def test_label_link_with_a_question_id_opens_it_and_survives_an_edit(app_home):
-    from app.access import local_actor
-    from app.workspace import load_demo_golden
-    from labeler.corpus import load_corpus
+    from conftest import import_demo
 
     store = open_store()
-    load_demo_golden(store, local_actor("asha"), load_corpus(SAMPLE_CORPUS), str(SAMPLE_CORPUS))
+    import_demo(store)
     from streamlit.testing.v1 import AppTest
 
     from browser_support import APP

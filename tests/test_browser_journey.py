@@ -273,7 +273,7 @@ def test_browser_demo_golden_set_keyboard_and_readme_screenshots(app, tmp_path_f
         page.goto(server.url + "/?annotator=marco")
         wait_ready(page, timeout=FIRST_START_MS)
         page.get_by_role("button", name="Load the demo golden set").click()
-        expect_visible(page.get_by_text("Loaded 62 questions"))
+        expect_visible(page.get_by_text(re.compile("Opened the demo golden set in its own collection")))
         expect_visible(page.get_by_role("heading", name="How many vacation days do I get?"))
 
         # Keyboard: J moves the focus to candidate 2, then 2 grades it "Relevant".

@@ -13,7 +13,7 @@ from browser_support import AppServer, grade_option, launch_chromium, sample_emb
 from playwright.sync_api import expect
 
 from app.access import local_actor
-from app.workspace import load_demo_golden
+from conftest import import_demo
 from labeler.corpus import load_corpus
 from labeler.paths import SAMPLE_CORPUS
 from storage import open_store
@@ -28,7 +28,7 @@ def server(sample_embeddings):
     home.mkdir(parents=True, exist_ok=True)
     shutil.copytree(sample_embeddings, home / "cache", dirs_exist_ok=True)
     store = open_store(home / "labeler.db")
-    load_demo_golden(store, local_actor("setup"), load_corpus(SAMPLE_CORPUS), str(SAMPLE_CORPUS))
+    import_demo(store)
     app = AppServer(home)
     try:
         app.wait_healthy()

@@ -14,7 +14,7 @@ from browser_support import AppServer, grade_option, launch_chromium, sample_emb
 from playwright.sync_api import expect
 
 from app.access import local_actor
-from app.workspace import load_demo_golden
+from conftest import import_demo
 from labeler.config import RunConfig
 from labeler.corpus import load_corpus
 from labeler.paths import SAMPLE_CORPUS
@@ -31,7 +31,7 @@ def setup(sample_embeddings, playwright):
     home.mkdir(parents=True, exist_ok=True)
     shutil.copytree(sample_embeddings, home / "cache", dirs_exist_ok=True)
     store = open_store(home / "labeler.db")
-    load_demo_golden(store, local_actor("setup"), load_corpus(SAMPLE_CORPUS), str(SAMPLE_CORPUS))
+    import_demo(store)
     service = open_service(SAMPLE_CORPUS, RunConfig(), cache_root=home / "cache")
     endpoint = make_server(service, port=0)
     threading.Thread(target=endpoint.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()

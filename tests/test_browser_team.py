@@ -127,13 +127,10 @@ def sql(home: Path, query: str, *args) -> list[tuple]:
 
 
 def load_demo_golden_set(store) -> None:
-    """What an admin's "Load the demo golden set" click does, done before the server starts."""
-    from app.access import local_actor
-    from app.corpus_files import load_corpus_within_limits
-    from app.workspace import load_demo_golden
-    from labeler.paths import SAMPLE_CORPUS
+    """The demo golden set in the default collection (an upload of sample_corpus/golden.jsonl), before the server starts."""
+    from conftest import import_demo
 
-    load_demo_golden(store, local_actor("setup"), load_corpus_within_limits(SAMPLE_CORPUS), str(SAMPLE_CORPUS))
+    import_demo(store)
 
 
 def run_journey(name: str, server: AppServer, pages: list, body: Callable[[], None], provider=None) -> None:
@@ -181,7 +178,7 @@ def test_team_oidc_roles_and_annotator_identity(home, browser, monkeypatch, tmp_
             assert "Team" in nav_links(admin)
             visible(admin.locator(".st-key-load-demo button"), FIRST_PAGE_MS)
             admin.locator(".st-key-load-demo button").click()
-            visible(admin.get_by_text("Loaded 62 questions"))
+            visible(admin.get_by_text(re.compile("Opened the demo golden set in its own collection")))
             wait_ready(admin)
             sidebar_go(admin, "Corpus")
             for tab in ("Sample corpus", "Path on the server", "Upload"):
@@ -197,7 +194,8 @@ def test_team_oidc_roles_and_annotator_identity(home, browser, monkeypatch, tmp_
             wait_ready(ann)
             ann.get_by_role("button", name=OIDC_BUTTON).click()
             oidc_sign_in(ann, email="ann@example.org", name="Ann Otator")
-            ann.goto(server.url + "/?annotator=someone-else")  # the OIDC round trip lands on the root
+            # The OIDC round trip lands on the root; the demo the admin opened is its own collection.
+            ann.goto(server.url + "/?annotator=someone-else&set=demo")
             expect_signed_in(ann, "ann@example.org", "annotator")
             assert "Team" not in nav_links(ann)
             expect(ann.get_by_role("textbox", name="Annotator")).to_have_count(0)
@@ -209,9 +207,10 @@ def test_team_oidc_roles_and_annotator_identity(home, browser, monkeypatch, tmp_
             wait_ready(ann)
             ann.get_by_role("heading", level=1).first.scroll_into_view_if_needed()
             screenshot(ann, "team-annotator-label", full_page=False)
-            mine = [(j.query_id, j.doc_id, j.grade) for j in store.judgments() if j.annotator == "ann@example.org"]
+            demo = store.judgments(collection="demo")
+            mine = [(j.query_id, j.doc_id, j.grade) for j in demo if j.annotator == "ann@example.org"]
             assert mine == [("q-0001", doc_id, 0)]
-            assert not [j for j in store.judgments() if j.annotator == "someone-else"]
+            assert not [j for j in demo if j.annotator == "someone-else"]
 
             sidebar_go(ann, "Corpus")
             visible(ann.get_by_text("Only an admin can open another corpus"))

@@ -48,7 +48,7 @@ def test_cli_import_reports_summary_and_uses_labeler_home(tmp_path, monkeypatch)
     good.write_text(GOOD, encoding="utf-8")
     result = run("import", good)
     assert result.exit_code == 0, result.output
-    assert "Imported 2 questions (2 new, 0 updated, 1 unanswerable) with 2 grades" in result.stdout
+    assert "Imported 2 questions into 'default': 2 new; 2 grades written, 1 unanswerable." in result.stdout
     assert (tmp_path / "home" / "labeler.db").is_file()
 
 
@@ -211,3 +211,56 @@ def test_cli_import_missing_file_and_bad_corpus_exit_2(setup, tmp_path):
 def test_cli_help_lists_import_and_export():
     out = run("--help").output
     assert "import" in out and "export" in out
+
+
+MINE = ('{"query_id": "q1", "question": "How many sick days can I take?", "relevance": {"d4": 2}}\n')
+
+
+def test_cli_import_dry_run_prints_the_plan_and_writes_nothing(setup, tmp_path):
+    corpus, db = setup
+    theirs = tmp_path / "theirs.jsonl"
+    theirs.write_text(MINE + '{"query_id": "q2", "question": "What is on Mars?", "unanswerable": true}\n'
+                      '{"query_id": "q9", "question": "New?"}\n', encoding="utf-8")
+    before = snapshot(db)
+    result = run("import", theirs, "--db", db, "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert ("3 questions for collection 'default': 1 new, 1 identical, 1 conflicting (q1: other text, other type or "
+            "notes, other imported grades). Nothing was written (--dry-run).") in result.stdout
+    assert ("q1: other text, other type or notes, other imported grades: 'What is in doc 1?' here, "
+            "'How many sick days can I take?' in the file") in result.stdout
+    assert snapshot(db) == before
+
+
+def test_cli_import_refuses_conflicts_without_a_choice_in_one_line(setup, tmp_path):
+    corpus, db = setup
+    theirs = tmp_path / "theirs.jsonl"
+    theirs.write_text(MINE, encoding="utf-8")
+    before = snapshot(db)
+    result = run("import", theirs, "--db", db)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    [line] = result.stderr.strip().splitlines()
+    assert "theirs.jsonl: nothing imported: 1 questions for collection 'default': 0 new, 0 identical, 1 conflicting" \
+        in line and "Hint: see them with --dry-run, then pass --on-conflict new" in line
+    assert snapshot(db) == before
+
+
+def test_cli_import_on_conflict_new_skip_replace(setup, tmp_path):
+    from storage import golden_io, open_store
+    from labeler.cli.golden import ON_CONFLICT
+
+    assert ON_CONFLICT == golden_io.ON_CONFLICT
+    corpus, db = setup
+    theirs = tmp_path / "theirs.jsonl"
+    theirs.write_text(MINE, encoding="utf-8")
+    assert "1 skipped" in run("import", theirs, "--db", db, "--on-conflict", "skip").stdout
+    assert "1 added as new questions (fresh ids)" in run("import", theirs, "--db", db, "--on-conflict", "new").stdout
+    with open_store(db) as s:
+        assert s.get_question("q1").question == "What is in doc 1?"
+        assert s.get_question("q-0001").extra["source_id"] == "q1"
+    assert "1 replaced" in run("import", theirs, "--db", db, "--on-conflict", "replace").stdout
+    with open_store(db) as s:
+        q = s.get_question("q1")
+        assert q.question == MINE.split('"question": "')[1].split('"')[0]
+        assert [v["text"] for v in q.extra["replaced_versions"]] == ["What is in doc 1?"]
+        assert {(e.doc_id, e.grade, e.change) for e in s.grade_history("q1") if e.replaced_at} == {
+            ("d1", 3, "import"), ("d2", 0, "import")}

@@ -131,22 +131,23 @@ def test_app_grade_is_recorded_under_the_actor_and_shown_by_grade_history_rows(s
     assert set(rows[0]) == {"doc_id", "annotator", "grade", "given", "replaced", "by", "change", "note"}
 
 
-def test_reimport_records_import_rows_only_for_changed_or_removed_grades(store, monkeypatch):
+def test_reimport_replacing_records_every_replaced_grade_as_import(store, monkeypatch):
     monkeypatch.setattr("storage.golden_io.utc_now", Ticking())
     store.import_golden(golden(("g1", {"d1": 2, "d2": 1, "d3": 0}), ("g2", {"d1": 1})))
     store.set_judgment("g1", "d1", 3, annotator="ann")  # a person's grade on an imported question
     assert history_rows(store) == []
-    store.import_golden(golden(("g1", {"d1": 2, "d2": 3, "d4": 1}), ("g2", {"d1": 1}), ("g3", {"d9": 2})))
-    assert history_rows(store) == [("d2", IMPORT_ANNOTATOR, 1, "", "import", IMPORT_ANNOTATOR),
-                                   ("d3", IMPORT_ANNOTATOR, 0, "", "import", IMPORT_ANNOTATOR)]
-    assert events(store, "g1") == [
-        ("d1", IMPORT_ANNOTATOR, 2, "current"), ("d1", "ann", 3, "current"),
-        ("d2", IMPORT_ANNOTATOR, 1, "import"), ("d2", IMPORT_ANNOTATOR, 3, "current"),
-        ("d3", IMPORT_ANNOTATOR, 0, "import"), ("d4", IMPORT_ANNOTATOR, 1, "current")]
+    # g1 conflicts (ann's grade, other imported grades), g2 is identical, g3 new: replacing g1 makes it the file's.
+    store.import_golden(golden(("g1", {"d1": 2, "d2": 3, "d4": 1}), ("g2", {"d1": 1}), ("g3", {"d9": 2})),
+                        on_conflict="replace")
+    assert sorted(history_rows(store)) == [("d1", IMPORT_ANNOTATOR, 2, "", "import", IMPORT_ANNOTATOR),
+                                           ("d1", "ann", 3, "", "import", "ann"),
+                                           ("d2", IMPORT_ANNOTATOR, 1, "", "import", IMPORT_ANNOTATOR),
+                                           ("d3", IMPORT_ANNOTATOR, 0, "", "import", IMPORT_ANNOTATOR)]
     [d2_old, d2_new] = [e for e in store.grade_history("g1") if e.doc_id == "d2"]
     assert d2_old.replaced_at == d2_new.given_at > d2_old.given_at  # replaced when the new file's grade came
     assert {(j.doc_id, j.annotator, j.grade) for j in store.judgments(query_id="g1")} == {
-        ("d1", IMPORT_ANNOTATOR, 2), ("d1", "ann", 3), ("d2", IMPORT_ANNOTATOR, 3), ("d4", IMPORT_ANNOTATOR, 1)}
+        ("d1", IMPORT_ANNOTATOR, 2), ("d2", IMPORT_ANNOTATOR, 3), ("d4", IMPORT_ANNOTATOR, 1)}
+    assert [e for e in store.grade_history("g2") if e.replaced_at] == []
 
 
 def test_reimporting_the_same_file_adds_no_history(store):
@@ -167,7 +168,7 @@ def test_reimport_history_of_many_changed_grades_is_complete_under_sqlites_defau
     store.engine.dispose()
     docs = [f"d{i}" for i in range(600)]
     store.import_golden(golden(*((f"g{q}", {d: 1 for d in docs}) for q in range(20))))
-    store.import_golden(golden(*((f"g{q}", {d: 2 for d in docs}) for q in range(20))))
+    store.import_golden(golden(*((f"g{q}", {d: 2 for d in docs}) for q in range(20))), on_conflict="replace")
     con = sqlite3.connect(store.engine.url.database)
     assert con.execute("SELECT count(*), min(grade), max(grade) FROM judgment_history "
                        "WHERE change = 'import'").fetchone() == (12000, 1, 1)

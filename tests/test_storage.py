@@ -10,7 +10,7 @@ import json
 import pytest
 
 from conftest import SAMPLE, new_db_url, snapshot
-from labeler.errors import InputError
+from labeler.errors import ImportConflictError, InputError
 from labeler.golden import GoldenQuery, GoldenSet, parse_golden_jsonl, read_golden, serialize_golden_jsonl
 from labeler.status import Status
 from storage import IMPORT_ANNOTATOR, open_store
@@ -253,33 +253,73 @@ def test_import_golden_keeps_unknown_fields_and_credits(store):
     store.import_golden(parse_golden_jsonl(text))
     store.set_judgment("a", "d1", 2, annotator="ben")
     q = store.export_golden().get("a")
-    assert q.annotators == ("zoe", "asha", "ben") and q.extra == {"reviewer": {"round": 2}}
+    assert q.annotators == ("zoe", "asha", "ben") and q.extra["reviewer"] == {"round": 2}
+    assert q.extra["annotations"] == {IMPORT_ANNOTATOR: {"d1": 2}, "ben": {"d1": 2}}
     assert store.agreement().annotators == ("ben",)  # the imported consensus is not a person
 
 
-def test_import_golden_replaces_imported_grades_but_keeps_peoples(store):
+def test_import_golden_refuses_a_conflict_without_a_choice_and_changes_nothing(store):
     store.import_golden(parse_golden_jsonl('{"query_id": "a", "question": "A?", "relevance": {"d1": 3, "d2": 1}}'))
     store.set_judgment("a", "d1", 1, annotator="asha")
     store.add_question("Only in the app?", query_id="b")
-    summary = store.import_golden(parse_golden_jsonl('{"query_id": "a", "question": "A!", "relevance": {"d1": 3}}'))
+    before = snapshot(store)
+    changed = parse_golden_jsonl('{"query_id": "a", "question": "A!", "relevance": {"d1": 3}}\n'
+                                 '{"query_id": "c", "question": "C?"}')
+    with pytest.raises(ImportConflictError, match=r"1 new, 0 identical, 1 conflicting \(a: other text, "
+                                                  r"grades by asha differ, other imported grades\)"):
+        store.import_golden(changed)
+    assert snapshot(store) == before
+    plan = store.plan_import(changed)
+    assert (plan.new, plan.identical, [c.query_id for c in plan.conflicts]) == (("c",), (), ["a"])
+    assert plan.conflicts[0].stored_text == "A?" and plan.conflicts[0].file_text == "A!"
+
+
+def test_import_golden_skips_or_adds_conflicts_under_fresh_ids(store):
+    store.add_question("Mine?", query_id="q-0001", author="asha")
+    store.set_judgment("q-0001", "d1", 2, annotator="asha")
+    text = '{"query_id": "q-0001", "question": "Theirs?", "relevance": {"d9": 1}}\n' \
+           '{"query_id": "q-0002", "question": "Also theirs?"}\n'
+    skipped = store.import_golden(parse_golden_jsonl(text), on_conflict="skip")
+    assert (skipped.n_new, skipped.n_skipped, skipped.n_updated) == (1, 1, 0)
+    assert store.get_question("q-0001").question == "Mine?"
+    store.delete_question("q-0002")
+    added = store.import_golden(parse_golden_jsonl(text), on_conflict="new")
+    # q-0002 was deleted (its id is never given again) and the file holds q-0001, q-0002: q-0003 is free.
+    assert (added.n_new, added.n_renamed) == (2, 1)
+    assert store.get_question("q-0003").question == "Theirs?"
+    assert store.get_question("q-0003").extra["source_id"] == "q-0001"
+    assert {(j.query_id, j.doc_id, j.annotator, j.grade) for j in store.judgments()} == {
+        ("q-0001", "d1", "asha", 2), ("q-0003", "d9", IMPORT_ANNOTATOR, 1)}
+    assert store.plan_import(parse_golden_jsonl(text)).line.endswith(
+        "0 new, 1 identical, 1 conflicting (q-0001: other text, grades by asha differ, other imported grades).")
+
+
+def test_import_golden_replace_keeps_the_replaced_text_and_grades_in_history(store):
+    store.import_golden(parse_golden_jsonl('{"query_id": "a", "question": "A?", "relevance": {"d1": 3, "d2": 1}}'))
+    store.set_judgment("a", "d1", 1, annotator="asha")
+    summary = store.import_golden(parse_golden_jsonl('{"query_id": "a", "question": "A!", "relevance": {"d1": 3}}'),
+                                  on_conflict="replace", by="lead")
     assert (summary.n_new, summary.n_updated, summary.n_judgments) == (0, 1, 1)
-    rows = {(j.doc_id, j.annotator): j.grade for j in store.judgments()}
-    assert rows == {("d1", IMPORT_ANNOTATOR): 3, ("d1", "asha"): 1}
-    assert store.get_question("a").question == "A!" and store.get_question("b") is not None
+    assert {(j.doc_id, j.annotator): j.grade for j in store.judgments()} == {("d1", IMPORT_ANNOTATOR): 3}
+    q = store.get_question("a")
+    assert q.question == "A!" and [(v["text"], v["replaced_by"]) for v in q.extra["replaced_versions"]] == [("A?", "lead")]
+    replaced = {(e.doc_id, e.annotator, e.grade, e.change, e.replaced_by) for e in store.grade_history("a")
+                if e.replaced_at}
+    assert replaced == {("d1", IMPORT_ANNOTATOR, 3, "import", "lead"), ("d1", "asha", 1, "import", "lead"),
+                        ("d2", IMPORT_ANNOTATOR, 1, "import", "lead")}
 
 
 def test_import_golden_unanswerable_is_one_voice_beside_the_people_here(store):
-    store.add_question("A?", query_id="a")
+    store.import_golden(parse_golden_jsonl('{"query_id": "new", "question": "N?", "unanswerable": true}\n'
+                                           '{"query_id": "a", "question": "A?", "unanswerable": true}\n'))
     store.set_judgment("a", "d1", 2, annotator="asha")
-    text = '{"query_id": "new", "question": "N?", "unanswerable": true}\n' \
-           '{"query_id": "a", "question": "A?", "unanswerable": true}\n'
-    store.import_golden(parse_golden_jsonl(text))
     # The file's "unanswerable" is the import's vote: alone on "new" it decides; on "a" asha's
     # grade 2 keeps d1 relevant, so the consensus is answerable and the disagreement is shown.
     assert store.get_question("new").unanswerable and not store.get_question("a").unanswerable
     assert store.question_status("a").unanswerable_disagreement == {IMPORT_ANNOTATOR: "unanswerable",
                                                                     "asha": "answerable"}
-    store.import_golden(parse_golden_jsonl('{"query_id": "new", "question": "N?"}'))  # the file changed its mind
+    store.import_golden(parse_golden_jsonl('{"query_id": "new", "question": "N?"}'),  # the file changed its mind
+                        on_conflict="replace")
     assert not store.get_question("new").unanswerable and store.question_status("new").voters == ()
 
 
@@ -441,3 +481,29 @@ def test_import_golden_keeps_a_64_bit_scale(store):
     store.import_golden(GoldenSet((GoldenQuery("a", "A?", relevance={"d1": big, "d2": -(2 ** 63)}),)))
     assert store.export_golden().get("a").relevance == {"d1": big, "d2": -(2 ** 63)}
     assert store.question_index()[0].status == Status.DONE
+
+
+def test_collection_store_acts_on_its_collection_unless_a_call_names_another(store):
+    from storage import CollectionStore
+
+    demo = CollectionStore(store, "demo")
+    demo.add_question("Demo?", query_id="d-1")
+    store.add_question("Mine?", query_id="m-1")
+    assert [q.query_id for q in demo.question_index()] == ["d-1"]
+    assert [q.query_id for q in store.question_index()] == ["m-1"]
+    assert demo.get_question("m-1", collection="default").question == "Mine?"
+    assert demo.revision() == store.revision(collection="demo") and demo.accounts is store.accounts
+    assert demo.cache_key != CollectionStore(store, "default").cache_key
+
+
+def test_imported_grades_never_shift_the_consensus_of_grades_people_gave(store):
+    store.import_golden(parse_golden_jsonl('{"query_id": "a", "question": "A?", "relevance": {"d1": 3, "d2": 2}, '
+                                           '"unanswerable": false}'))
+    store.set_judgment("a", "d1", 0, annotator="asha")
+    # d1: asha's 0 alone (the file's 3 beside it would have made floor(median(0, 3)) = 1); d2: only the file graded it.
+    assert store.export_golden().get("a").relevance == {"d1": 0, "d2": 2}
+    assert dict(store.question_status("a").consensus) == {"d1": 0, "d2": 2}
+    assert store.consensus().qrels == {"a": {"d1": 0, "d2": 2}} and store.consensus().disagreements == ()
+    store.set_judgment("a", "d2", 0, annotator="asha")
+    [row] = store.question_index()
+    assert str(row.status) == str(store.question_status("a").status) and store.question_status("a").n_relevant == 0

@@ -58,7 +58,8 @@ def _load(store, cases: dict[str, dict]) -> None:
 
 
 def _expected(qid: str, case: dict) -> tuple:
-    grades = consensus({(qid, d): by for d, by in case["ratings"].items()}).qrels.get(qid, {})
+    ratings = {(qid, d): by for d, by in case["ratings"].items()}
+    grades = consensus(ratings, stand_in=IMPORT_ANNOTATOR).qrels.get(qid, {})
     people = sorted({p for by in case["ratings"].values() for p in by} - {IMPORT_ANNOTATOR})
     final = {**grades, **case.get("adjudicated", {})}  # as the export reads them
     return qid, status_of(case["unanswerable"], final), len(grades), tuple(people), dict(grades)
@@ -86,8 +87,9 @@ def test_question_index_matches_python_consensus_on_generated_cases(store, seed)
     # floor(median) of an even count is floor of the two middle grades' mean:
     ({"asha": 0, "ben": 2}, Status.DONE),              # (0 + 2) // 2 = 1
     ({"asha": 0, "ben": 1}, Status.STARTED),           # (0 + 1) // 2 = 0
-    ({IMPORT_ANNOTATOR: -1, "ben": 2}, Status.STARTED),  # (-1 + 2) // 2 = 0: "smallest >= 1 is >= 2" is not enough
-    ({IMPORT_ANNOTATOR: -1, "ben": 3}, Status.DONE),   # (-1 + 3) // 2 = 1
+    ({"asha": -1, "ben": 2}, Status.STARTED),  # (-1 + 2) // 2 = 0: "smallest >= 1 is >= 2" is not enough
+    ({"asha": -1, "ben": 3}, Status.DONE),   # (-1 + 3) // 2 = 1 (a kept scale: a file's annotations)
+    ({IMPORT_ANNOTATOR: 3, "ben": 0}, Status.STARTED),  # an imported grade counts only where no one graded
     ({"asha": 0, "ben": 1, "chen": 1}, Status.DONE),   # median 1
     ({"asha": 0, "ben": 0, "chen": 3}, Status.STARTED),  # median 0
     ({"asha": 1, "ben": 0, "chen": 0, "dana": 3}, Status.STARTED),  # (0 + 1) // 2 = 0

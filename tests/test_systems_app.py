@@ -84,10 +84,10 @@ def test_cli_eval_system_scores_the_served_pipeline_like_the_builtin_one(endpoin
 
 def test_evaluate_page_declares_tests_saves_and_scores_an_endpoint_then_the_holes_close(app_home, endpoint):
     from app.access import local_actor as actor
-    from app.workspace import load_demo_golden
+    from conftest import import_demo
     from labeler.corpus import load_corpus
 
-    load_demo_golden(open_store(), actor("tester"), load_corpus(SAMPLE_CORPUS), str(SAMPLE_CORPUS))
+    import_demo(open_store())
     at = open_app(PAGE, annotator="asha")
     at.segmented_control(key="system_kind").set_value("HTTP endpoint").run()
     at.text_area(key="system_text_(new declaration)").input(endpoint).run()

@@ -20,7 +20,7 @@ from app.label import search_results
 from labeler.config import RunConfig
 from labeler.text import inert
 from views._common import guard
-from storage import default_db_url, open_store
+from storage import CollectionStore, default_db_url, open_store
 
 LABEL_CONFIG = RunConfig()  # the Label page pools candidates with the default dense + BM25 setup
 
@@ -31,8 +31,12 @@ def _store(url: str):
 
 
 def store():
-    """The app's database (one Store per URL, shared by all sessions)."""
-    return guard(_store, default_db_url())
+    """The app's database (one Store per URL, shared by all sessions), bound to the current collection
+    (views._collections: `?set=` in the URL)."""
+    from views._collections import current_collection
+
+    shared = guard(_store, default_db_url())
+    return CollectionStore(shared, current_collection(shared))
 
 
 @st.cache_resource(show_spinner="Loading the corpus…", max_entries=4)
@@ -185,25 +189,25 @@ def keyword_hits(path: str, query: str, question: str):
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
-def _saved_runs(url: str, revision: int):
-    return _store(url).list_runs()
+def _saved_runs(url: str, collection: str, revision: int):
+    return _store(url).list_runs(collection=collection)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
-def _holes(url: str, revision: int, run_id: int):
+def _holes(url: str, collection: str, revision: int, run_id: int):
     from app.holes import find_holes
 
-    return find_holes(_store(url), run_id)
+    return find_holes(CollectionStore(_store(url), collection), run_id)
 
 
 def run_holes(s, run_id: int):
     """A saved run's unjudged top-k documents per question; read again only after a write."""
-    return guard(_holes, default_db_url(), guard(s.revision), run_id)
+    return guard(_holes, default_db_url(), s.collection, guard(s.revision), run_id)
 
 
 def saved_runs(s) -> list:
     """The collection's saved runs, newest first; read again only after a write."""
-    return guard(_saved_runs, default_db_url(), guard(s.revision))
+    return guard(_saved_runs, default_db_url(), s.collection, guard(s.revision))
 
 
 def workspace(*, with_retriever: bool = True):

@@ -10,7 +10,6 @@ from app.access import Can
 from views._common import act, actor, flash, guard, show_flash
 from views._loaders import store
 from labeler.text import inert
-from storage import default_db_url
 
 FORM_SLOT, GRADE, NOTE = "_flash_adjudicate", "adjudicate_grade", "adjudicate_note"
 st.title("Adjudicate", anchor=False)
@@ -36,11 +35,11 @@ def _agreement(url: str, rev: int, _me) -> list[dict]:
     return adj.agreement_view(s, _me).rows()
 
 
-items = guard(_disputes, default_db_url(), revision, me)
+items = guard(_disputes, s.cache_key, revision, me)
 open_items = [d for d in items if d.final is None]
 st.caption("A document is disputed when its grades fall on both sides of the relevance line (some ≥ 1, some 0) or "
            "spread by 2 or more. Its final grade replaces the consensus in exports and evaluation.")
-imported = guard(_imported_note, default_db_url(), revision)
+imported = guard(_imported_note, s.cache_key, revision)
 if imported:
     st.caption(imported)
 if not items:
@@ -73,4 +72,4 @@ st.subheader("Agreement", anchor=False)
 st.caption("Before: the annotators' own grades. After: each adjudicated document counts as agreed at its final "
            "grade. In brackets, the 95% bootstrap interval over resampled questions (500 resamples, fixed seed)."
            + (" Imported grades are not counted." if imported else ""))
-st.dataframe(pd.DataFrame(guard(_agreement, default_db_url(), revision, me)), hide_index=True)
+st.dataframe(pd.DataFrame(guard(_agreement, s.cache_key, revision, me)), hide_index=True)

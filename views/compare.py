@@ -10,7 +10,6 @@ from app import evaluate as ev
 from views._common import guard, score_columns
 from views._loaders import saved_runs, store
 from labeler.text import inert
-from storage import default_db_url
 
 st.title("Compare runs", anchor=False)
 s = store()
@@ -36,7 +35,7 @@ compare_metric = p4.selectbox("Per question by", metrics, index=3, key="compare_
 if a_id == b_id:
     st.info("Pick two different runs.")
     st.stop()
-result = guard(_compare, default_db_url(), a_id, b_id, tuple(metrics))
+result = guard(_compare, s.cache_key, a_id, b_id, tuple(metrics))
 if result.corpus_note:
     st.warning(result.corpus_note)
 st.caption(f"{result.n_paired} questions scored in both runs are paired; B - A > 0 means B is better.")

@@ -12,6 +12,7 @@ from app import workspace as ws
 from app.access import Can
 from labeler.text import inert, inert_code
 from views._common import actor, guard, show_flash
+from views._collections import open_demo
 from views._loaders import retriever, workspace
 from views._open_corpus import just_opened, open_section
 
@@ -45,12 +46,10 @@ if env_corpus and me.can(Can.OPEN_CORPUS) and ws.normalize_corpus_path(env_corpu
             "above, so that one stays open. Hint: open the other one below to switch.")
 
 n_questions = len(guard(s.question_index))
-if ws.demo_offer(path, n_questions) and me.can(Can.IMPORT_GOLDEN):
-    st.info("The sample corpus has a 62-question demo golden set.")
-    if st.button("Load the demo golden set", key="corpus-load-demo"):
-        loaded = guard(ws.load_demo_golden, s, me, corp, path)
-        st.success(f"Loaded {loaded.n_questions} questions with {loaded.n_judgments} judgments.")
-        n_questions = loaded.n_questions  # the database was empty: these are all of them
+if ws.demo_offer(path, s.collection) and me.can(Can.IMPORT_GOLDEN):
+    st.info(f"The sample corpus has a 62-question demo golden set; it opens in its own collection, "
+            f"{ws.DEMO_COLLECTION!r}, beside this one.")
+    st.button("Open the demo golden set", key="corpus-load-demo", on_click=lambda: open_demo(s, me, corp, path))
 
 st.subheader("Documents", anchor=False)
 b1, b2 = st.columns([5, 1], vertical_alignment="bottom")

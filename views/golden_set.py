@@ -11,7 +11,6 @@ from views._loaders import workspace
 from views._health import health_section, progress_section
 from views._upload import upload_section
 from labeler.text import inert
-from storage import default_db_url
 
 EDIT_SLOT = "_flash_edit"  # messages of the edit form, shown next to it
 st.title("Golden set", anchor=False)
@@ -31,7 +30,7 @@ def _downloads(url: str, rev: int, who):
     return gs.golden_downloads(s, who)
 
 
-view = guard(gs.for_actor, guard(_overview, default_db_url(), revision), s, me)
+view = guard(gs.for_actor, guard(_overview, s.cache_key, revision), s, me)
 if not gs.sees_others(s, me):
     st.info(gs.BLIND_NOTE)
 health_section(view)
@@ -95,7 +94,7 @@ else:
             st.dataframe(pd.DataFrame(guard(gs.grade_history_rows, s, chosen, me)), hide_index=True, key="grade_history")
 
 st.subheader("Download", anchor=False)
-files = guard(_downloads, default_db_url(), revision, me) if view.rows and gs.sees_others(s, me) else {}
+files = guard(_downloads, s.cache_key, revision, me) if view.rows and gs.sees_others(s, me) else {}
 for col, (fmt, label) in zip(st.columns(len(gs.DOWNLOADS)), gs.DOWNLOADS):
     item = files.get(fmt, ("", "", ""))
     if isinstance(item, str):

@@ -12,6 +12,7 @@ from app import workspace as ws
 from app.access import Can
 from app.systems import saved_systems
 from labeler.text import inert
+from views._collections import open_demo
 from views._cards import demo_offer_box, new_question_form, question_picker, start_question
 from views._common import HOLES_PARAM, Keys, act, actor, flash, guard, show_flash
 from views._judging import judging
@@ -25,18 +26,11 @@ s, path, corp, _ = workspace(with_retriever=False)  # candidates come from the j
 show_flash()
 
 
-def _load_demo() -> None:
-    summary = act(ws.load_demo_golden, s, me, corp, path)
-    if summary:
-        flash(f"Loaded {summary.n_questions} questions with {summary.n_judgments} judgments.", "success")
-        st.session_state[Keys.QUESTION] = s.question_index()[0].query_id
-
-
 me = actor()
 index = guard(s.question_index)  # read once per rerun: the demo offer, picker and progress share it
 ids = [x.query_id for x in index]
-if ws.demo_offer(path, len(index)) and me.can(Can.IMPORT_GOLDEN):
-    demo_offer_box(_load_demo)
+if not index and ws.demo_offer(path, s.collection) and me.can(Can.IMPORT_GOLDEN):
+    demo_offer_box(lambda: open_demo(s, me, corp, path))
 if not me.name:
     st.info("Type your name under **Annotator** in the sidebar to start labelling: every grade is saved under it.")
     st.stop()

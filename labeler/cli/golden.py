@@ -5,13 +5,15 @@ leaves the database untouched; the import itself is one transaction.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
 
 from labeler.cli import UserError, cli, handle_errors
-from labeler.errors import GoldenFormatError, InputError
+from labeler.errors import GoldenFormatError, ImportConflictError, InputError
 
+ON_CONFLICT = ("new", "skip", "replace")  # storage.golden_io.ON_CONFLICT (the CLI starts without importing storage)
 MAX_SHOWN = 20  # bad lines printed; the rest are counted
 DB_HELP = ("Database URL (postgresql://… or sqlite:///…) or SQLite file (default: $LABELER_DB_URL, else "
            "$LABELER_HOME/labeler.db, i.e. .labeler/ in the cwd).")
@@ -37,10 +39,16 @@ def _collection_name(ctx, param, value: str) -> str:
 @click.option("--db", "db_url", default=None, help=DB_HELP)
 @click.option("--keep-scale", is_flag=True,
               help="Keep grades outside 0-3 (e.g. Cranfield's -1 and 1-4) instead of refusing the file.")
+@click.option("--dry-run", is_flag=True, help="Print which questions are new, identical or conflicting; write nothing.")
+@click.option("--on-conflict", type=click.Choice(ON_CONFLICT), default=None,
+              help="Questions whose id the collection holds with other text or grades: import them as new "
+                   "questions (fresh ids, the file's id kept as source_id), skip them, or replace them (the "
+                   "replaced text and grades go to the history). Without it, conflicts refuse the import.")
 @handle_errors
-def import_command(golden: Path, corpus: Path | None, collection: str, db_url: str | None, keep_scale: bool) -> None:
+def import_command(golden: Path, corpus: Path | None, collection: str, db_url: str | None, keep_scale: bool,
+                   dry_run: bool, on_conflict: str | None) -> None:
     """Import GOLDEN (a golden JSONL file or a BEIR folder) into the database, all or nothing."""
-    from labeler.transfer import import_golden_set, read_for_import
+    from labeler.transfer import import_golden_set, plan_golden_import, read_for_import
     from storage import open_store
     from storage.engine import shown_url
 
@@ -55,17 +63,28 @@ def import_command(golden: Path, corpus: Path | None, collection: str, db_url: s
         raise UserError(exc.summary(MAX_SHOWN)) from exc
     store = open_store(db_url)
     try:
-        done = import_golden_set(store, golden_set, corpus=loaded, collection=collection,
-                                 corpus_path=str(corpus.resolve()) if corpus else None)
+        if dry_run:
+            plan = plan_golden_import(store, golden_set, collection=collection)
+            click.echo(f"{golden}: {plan.line} Nothing was written (--dry-run).")
+            for c in plan.conflicts:
+                click.echo(f"  {c.query_id}: {', '.join(c.reasons)}: {c.stored_text!r} here, {c.file_text!r} in the file")
+            return
+        done = import_golden_set(store, golden_set, corpus=loaded, collection=collection, on_conflict=on_conflict,
+                                 corpus_path=str(corpus.resolve()) if corpus else None, by=_who())
+    except ImportConflictError as exc:
+        raise UserError(f"{golden}: {exc.message} Hint: see them with --dry-run, then pass --on-conflict new "
+                        "(fresh ids), skip, or replace (the replaced text and grades go to the history).") from exc
     finally:
         store.close()
     if loaded is not None and done.corpus_changed(loaded.fingerprint):
         click.echo(f"Note: collection {collection!r} was labelled against another corpus version "
                    f"({done.previous_fingerprint[:19]}); it now records {loaded.fingerprint[:19]}.", err=True)
-    s = done.summary
-    click.echo(f"Imported {s.n_questions} questions ({s.n_new} new, {s.n_updated} updated, "
-               f"{s.n_unanswerable} unanswerable) with {s.n_judgments} grades into collection "
-               f"{collection!r} of {shown_url(store.url)}.")  # a PostgreSQL password is never printed
+    click.echo(f"{done.summary.line} Database: {shown_url(store.url)}.")  # a PostgreSQL password is never printed
+
+
+def _who() -> str:
+    """Who imports from the shell (kept with the grades a replacing import replaces)."""
+    return os.environ.get("USER") or os.environ.get("USERNAME") or "labeler import"
 
 
 def _require_folder(out: Path) -> None:
@@ -90,7 +109,7 @@ def _require_folder(out: Path) -> None:
 @handle_errors
 def export_command(out: Path, fmt: str, collection: str, db_url: str | None, complete_only: bool,
                    mark_stale: bool) -> None:
-    """Export a collection's consensus golden set to OUT."""
+    """Export a collection's golden set to OUT (JSONL: each annotator's grades beside the consensus)."""
     from labeler.transfer import export_to, golden_to_export
     from storage import normalize_db_url, open_store
 
