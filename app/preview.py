@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from labeler.candidates import Candidate
+from labeler.text import inert
 from labeler.metrics import MRR, Judged, Qrels, Recall, Run, calc_aggregate, calc_per_query, nDCG
 from storage import Store
 
@@ -29,13 +30,6 @@ class RankerPreview:
     recall: float  # recall@k
     ndcg: float  # nDCG@k
     judged: float  # judged@k: share of its top k with any judgment
-
-    @property
-    def scores(self) -> str:
-        """`first relevant #2 · recall@10 0.50 · nDCG@10 0.61 · judged@10 0.40` (no user text)."""
-        first = f"#{self.first_relevant}" if self.first_relevant else f"not in its top {PREVIEW_K}"
-        return (f"first relevant {first} · recall@{PREVIEW_K} {self.recall:.2f} · "
-                f"nDCG@{PREVIEW_K} {self.ndcg:.2f} · judged@{PREVIEW_K} {self.judged:.2f}")
 
 
 def ranked_lists(candidates: Sequence[Candidate], systems: Iterable[str]) -> dict[str, list[str]]:
@@ -73,6 +67,23 @@ def question_preview(query_id: str, grades: Mapping[str, int], candidates: Seque
                                       values[str(Recall @ PREVIEW_K)], values[str(nDCG @ PREVIEW_K)],
                                       values[str(Judged @ PREVIEW_K)]))
     return previews
+
+
+def preview_line(previews: Sequence[RankerPreview]) -> str:
+    """One markdown line, the systems side by side: `Preview on the grades so far (dense, BM25): first
+    relevant #1, #2 · recall@10 0.67, 0.67 · nDCG@10 0.61, 0.45 · judged@10 0.40, 0.40` ("" for none)."""
+    if not previews:
+        return ""
+
+    def each(values: Iterable[str]) -> str:
+        return ", ".join(values)
+
+    names = each(inert(p.system) for p in previews)  # a saved system's name is user text
+    first = each(f"#{p.first_relevant}" if p.first_relevant else "none" for p in previews)
+    return (f"Preview on the grades so far ({names}): first relevant {first} · "
+            f"recall@{PREVIEW_K} {each(f'{p.recall:.2f}' for p in previews)} · "
+            f"nDCG@{PREVIEW_K} {each(f'{p.ndcg:.2f}' for p in previews)} · "
+            f"judged@{PREVIEW_K} {each(f'{p.judged:.2f}' for p in previews)}")
 
 
 @dataclass(frozen=True)

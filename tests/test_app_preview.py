@@ -7,7 +7,7 @@ import random
 import pytest
 from browser_support import app_home, open_app, sample_embeddings  # noqa: F401 - fixtures
 
-from app.preview import question_preview, ranked_lists, set_preview
+from app.preview import preview_line, question_preview, ranked_lists, set_preview
 from labeler.candidates import Candidate
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
@@ -28,8 +28,8 @@ def pool(dense: list[str], bm25: list[str]) -> list[Candidate]:
 def test_preview_question_scores_by_hand():
     # dense ranks d1 d2 d3; BM25 ranks d3 d4. Judged: d2 = 2, d3 = 0, d4 = 1 (2 relevant).
     # dense: first relevant d2 at #2; recall@10 = 1/2; DCG = 2/log2(3) = 1.2619, ideal = 2 + 1/log2(3) = 2.6309,
-    #   nDCG@10 = 0.4797; judged@10 = 2 of its 3 returned / 10 = 0.2 (k even when fewer were returned).
-    # BM25: first relevant d4 at #2; recall 1/2; nDCG = (1/log2(3)) / 2.6309 = 0.2398.
+    #   nDCG@10 = 0.4797; judged@10 = 2 judged of the 3 it returned = 0.67 (labeler.metrics.judged: of those returned).
+    # BM25: first relevant d4 at #2; recall 1/2; nDCG = (1/log2(3)) / 2.6309 = 0.2398; judged@10 = 2 of 2 = 1.
     previews = question_preview("q1", {"d2": 2, "d3": 0, "d4": 1}, pool(["d1", "d2", "d3"], ["d3", "d4"]),
                                 ["dense", "bm25"])
     dense, bm25 = previews
@@ -37,14 +37,16 @@ def test_preview_question_scores_by_hand():
     assert dense.ndcg == pytest.approx((2 / math.log2(3)) / (2 + 1 / math.log2(3)))
     assert (bm25.system, bm25.first_relevant, bm25.recall) == ("BM25", 2, 0.5)
     assert bm25.ndcg == pytest.approx((1 / math.log2(3)) / (2 + 1 / math.log2(3)))
-    assert "first relevant #2" in dense.scores and "nDCG@10 0.48" in dense.scores
+    assert preview_line(previews) == ("Preview on the grades so far (dense, BM25): first relevant #2, #2 · recall@10 "
+                                      "0.50, 0.50 · nDCG@10 0.48, 0.24 · judged@10 0.67, 1.00")
 
 
 def test_preview_question_waits_for_a_relevant_document():
     # Only grade 0 so far: every measure would read 0, which says nothing about either retriever.
     assert question_preview("q1", {"d1": 0}, pool(["d1"], ["d2"]), ["dense", "bm25"]) == []
     none_found = question_preview("q1", {"d9": 3}, pool(["d1"], ["d2"]), ["dense"])[0]
-    assert none_found.first_relevant is None and "not in its top 10" in none_found.scores
+    assert none_found.first_relevant is None and "first relevant none" in preview_line([none_found])
+    assert preview_line([]) == ""
 
 
 def test_preview_question_matches_pytrec_eval_on_random_pools():

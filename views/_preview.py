@@ -8,7 +8,6 @@ import streamlit as st
 
 from app import preview as pv
 from labeler.candidates import Candidate
-from labeler.text import inert
 from storage import Store
 from storage.records import QuestionStatus
 from views._common import guard
@@ -20,9 +19,9 @@ def metric_preview(qid: str, status: QuestionStatus, candidates: Sequence[Candid
     grades = pv.golden_grades(status.consensus, status.adjudicated)
     previews = pv.question_preview(qid, grades, candidates, systems)
     if previews:
-        st.caption("Preview on the grades so far: " + " | ".join(f"{inert(p.system)}: {p.scores}" for p in previews),
-                   help="Scored by the same metric functions as Evaluate, on the candidates' own rankings (each "
-                        "retriever's top 10): no new search. Unjudged documents count as not relevant.")
+        st.caption(pv.preview_line(previews), help="Scored by the same metric functions as Evaluate, on the candidates' own rankings (each "
+                        "retriever's top 10): no new search. Unjudged documents count as not relevant; \"none\": no relevant "
+                        "document in that retriever's top 10.")
 
 
 PREVIEW_STATE = "set_preview"  # (database revision, rows, note): shown until the next write
