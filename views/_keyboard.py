@@ -78,8 +78,8 @@ def show_focus(n: int) -> None:
 
 # Keys pressed while the app is still answering the last one used to be lost (presses 60-150 ms
 # apart dropped). This queue holds them in the page and replays each once the app is idle again.
-# A key the app did not take is put back at the head of the queue and tried again, for up to 3 s,
-# while the button it presses is enabled or still loading: on a fresh page Streamlit shows each
+# A key the app did not take is put back at the head of the queue and tried again, for up to 3 s
+# from when the button it presses is there (enabled, or still loading): on a fresh page Streamlit shows each
 # button as a skeleton until its code has loaded, and only then binds the shortcut, so the first
 # key used to pass unhandled and the keys after it shifted onto the wrong cards. While the Label
 # page is still loading (its keyboard bar not drawn yet: a new tab, the first question's
@@ -108,9 +108,10 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
     const title = document.querySelector('h1');
     return !title || title.textContent.trim() === 'Label';
   };
-  const keep = (item) => {
-    const age = Date.now() - item.first;
-    return (pressable(item.key) && age < 3000) || (loading() && age < 20000);
+  const keep = (item) => {  // 3 s from when its button is there (a new tab may take longer to draw it)
+    const now = Date.now();
+    if (pressable(item.key)) return now - (item.since = item.since || now) < 3000;
+    return loading() && now - item.first < 20000;
   };
   let waiting = 0;  // time of the last key the app took; the next waits until the app has answered it
   let sawRun = false;
