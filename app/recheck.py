@@ -7,6 +7,7 @@ current. Regrading is an ordinary grade (app.label.grade) against the current te
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -81,6 +82,47 @@ def recheck_items(store: Store, corpus: Corpus, annotator: str, stale: Sequence[
         items.append(RecheckItem(sj.query_id, texts.get(sj.query_id, ""), sj.doc_id, sj.grade, sj.reason,
                                  old_markup, new_markup if now is not None else "", old is not None))
     return items
+
+
+# A word (letters) or a number with the punctuation inside it ("5.5", "1,000", "2026-11-29"): the
+# tokens whose sequence is the text's meaning for `unchanged_meaning`.
+_TOKEN = re.compile(r"\d+(?:[.,:/-]\d+)*|[^\W\d_]+")
+
+
+def meaning_tokens(text: str) -> list[str]:
+    """The text's words and numbers, case-folded, in order: what stays when whitespace, punctuation
+    between words and letter case are set aside."""
+    return _TOKEN.findall(text.casefold())
+
+
+def unchanged_meaning(old: Document | None, new: Document | None) -> bool:
+    """True when an edit changed only whitespace, punctuation between words or letter case of the
+    title, text and metadata: the same words and numbers in the same order. A number's own
+    punctuation counts ("5.5" is not "55", "1,000" is not "1.000"), and a deleted document, or one
+    whose judged text was not kept, never qualifies: those need a person."""
+    if old is None or new is None:
+        return False
+    return meaning_tokens(_render(old)) == meaning_tokens(_render(new))
+
+
+def trivially_edited(store: Store, corpus: Corpus, annotator: str,
+                     stale: Sequence[StaleJudgment]) -> list[StaleJudgment]:
+    """The annotator's stale judgments whose document changed without a change of meaning."""
+    return [sj for sj in stale if sj.annotator == annotator and sj.reason != DELETED
+            and unchanged_meaning(store.judged_content(sj.given_hash), corpus.get(sj.doc_id))]
+
+
+def confirm_unchanged_meaning(store: Store, actor: Actor, corpus: Corpus, stale: Sequence[StaleJudgment]) -> str:
+    """Confirm, in one go, every grade of mine whose document changed only in whitespace,
+    punctuation or case (`trivially_edited`). The message to show."""
+    actor.require(Can.GRADE)
+    trivial = trivially_edited(store, corpus, actor.name, stale)
+    for sj in trivial:
+        store.confirm_judgment(sj.query_id, sj.doc_id, annotator=actor.name, doc=corpus.get(sj.doc_id))
+    if not trivial:
+        return "No grade to confirm: every changed document changed in its words or numbers."
+    return (f"Confirmed {_n(len(trivial), 'grade')} whose document changed only in whitespace, punctuation or "
+            "case; the others still wait for you.")
 
 
 def confirm(store: Store, actor: Actor, corpus: Corpus, query_id: str, doc_id: str) -> str:

@@ -8,7 +8,13 @@ page (what every grade click cost before grading re-rendered only the candidates
 median click -> selected <= 150 ms on the sample corpus and on SciFact (SciFact's index is
 built once under BENCH_HOME, ~4 min, and reused).
 
-    .venv/bin/python bench/bench_grade_click.py [--clicks 40] [--corpus sample|scifact|both]
+`--keys`: digits pressed instead of clicks, each on the card the focus is on (a digit grades it and
+moves the focus on): key -> grade shown on that card, and key -> saved and re-rendered. Target on
+SciFact: median <= 120 ms and p95 <= 250 ms idle. `--load`: one busy process per core runs beside
+the app for the whole measurement (target p95 <= 300 ms); without it the figures are only "idle"
+when nothing else runs on the machine.
+
+    .venv/bin/python bench/bench_grade_click.py [--clicks 40] [--corpus sample|scifact|both] [--keys] [--load]
 """
 from __future__ import annotations
 
@@ -37,27 +43,35 @@ WATCH_RUNS = """() => {
 }"""
 
 
+def timed_grade(page, card: int, value: int, press, shown: list[float], saved: list[float]) -> int:
+    """Give card `card` grade `value` (the next one if it has it already: every action writes) by
+    `press(value)`; append action -> grade selected on the card to `shown`, and action -> saved
+    and re-rendered (the rerun it started has finished) to `saved`. The grade given."""
+    buttons = page.locator(f".st-key-cand-{card}-grade button[role=radio]")
+    if buttons.nth(value).get_attribute("aria-checked") == "true":
+        value = (value + 1) % 4
+    page.evaluate("window.__run = {ran: false, done: false}")
+    t0 = time.perf_counter()
+    press(value)
+    page.wait_for_function(
+        f"() => document.querySelectorAll('.st-key-cand-{card}-grade button[role=radio]')[{value}]"
+        "?.getAttribute('aria-checked') === 'true'", polling="raf", timeout=30_000)
+    shown.append(time.perf_counter() - t0)
+    page.wait_for_function("() => window.__run.done", polling="raf", timeout=30_000)
+    saved.append(time.perf_counter() - t0)
+    page.wait_for_selector(READY, timeout=30_000)
+    return value
+
+
 def clicks(page, n: int) -> tuple[list[float], list[float], list[float]]:
     """(grade click -> selected, grade click -> saved and re-rendered, full-page rerun click -> idle) latencies in seconds."""
     grade, saved, full = [], [], []
     page.evaluate(WATCH_RUNS)
     last: dict[int, int] = {}
     for i in range(n):
-        card, value = i % 6, (i // 6) % 4  # a new grade each time: every click writes
+        card = i % 6
         buttons = page.locator(f".st-key-cand-{card}-grade button[role=radio]")
-        if buttons.nth(value).get_attribute("aria-checked") == "true":
-            value = (value + 1) % 4
-        page.evaluate("window.__run = {ran: false, done: false}")
-        t0 = time.perf_counter()
-        buttons.nth(value).click()
-        page.wait_for_function(
-            f"() => document.querySelectorAll('.st-key-cand-{card}-grade button[role=radio]')[{value}]"
-            "?.getAttribute('aria-checked') === 'true'", polling="raf", timeout=30_000)
-        grade.append(time.perf_counter() - t0)
-        page.wait_for_function("() => window.__run.done", polling="raf", timeout=30_000)
-        saved.append(time.perf_counter() - t0)
-        page.wait_for_selector(READY, timeout=30_000)
-        last[card] = value
+        last[card] = timed_grade(page, card, (i // 6) % 4, lambda value: buttons.nth(value).click(), grade, saved)
     page.reload()  # what the server saved, not what the browser shows: the last grade of every card
     page.locator(".st-key-cand-5-grade").wait_for(timeout=60_000)
     wait_ready(page)
@@ -76,7 +90,26 @@ def clicks(page, n: int) -> tuple[list[float], list[float], list[float]]:
     return grade, saved, full
 
 
-def run_case(name: str, home: Path, corpus: Path, n: int, question: str) -> None:
+FOCUSED = "() => Number(document.querySelector('[data-focus-mark]')?.dataset.focusMark ?? -1)"
+
+
+def keys(page, n: int) -> tuple[list[float], list[float]]:
+    """(key -> grade shown on the focused card, key -> saved and re-rendered) latencies in seconds."""
+    shown, saved = [], []
+    page.evaluate(WATCH_RUNS)
+    page.evaluate("() => document.activeElement?.blur()")  # the keys go to the page, not a text box
+    for i in range(n):
+        timed_grade(page, page.evaluate(FOCUSED), i % 4, lambda value: page.keyboard.press(str(value)), shown, saved)
+    return shown, saved
+
+
+def busy_cores() -> list[subprocess.Popen]:
+    """One process per core spinning for the length of a measurement (the "loaded" case)."""
+    return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count() or 2)]
+
+
+def run_case(name: str, home: Path, corpus: Path, n: int, question: str, *, by_keys: bool = False,
+             load: bool = False) -> None:
     from playwright.sync_api import sync_playwright
 
     case = fresh_app_home(home, name, corpus)
@@ -90,15 +123,32 @@ def run_case(name: str, home: Path, corpus: Path, n: int, question: str) -> None
             page.goto(server.url + "/?annotator=bench")
             wait_ready(page, timeout=1_200_000)
             for text in ("What is this collection about?", question):  # two: Previous/Next is the baseline
+                if page.get_by_label("Question", exact=True).is_hidden():  # folded away once questions exist
+                    page.get_by_role("button", name="New question").click()
                 page.get_by_label("Question", exact=True).fill(text)
                 page.get_by_role("button", name="Add question").click()
                 page.locator(".st-key-cand-5-grade").wait_for(timeout=600_000)
                 wait_ready(page)
             page.get_by_text(question).first.wait_for()
-            grade, saved, full = clicks(page, n)
+            spinning = busy_cores() if load else []
+            try:
+                if by_keys:
+                    grade, saved = keys(page, n)
+                else:
+                    grade, saved, full = clicks(page, n)
+            finally:
+                for p in spinning:
+                    p.kill()
             browser.close()
     finally:
         server.stop()
+    if by_keys:
+        g50, g95 = percentiles(grade)
+        s50, s95 = percentiles(saved)
+        print(f"{name:8s} {'loaded' if load else 'idle?'} key -> grade shown: median {g50 * 1000:5.0f} ms, "
+              f"p95 {g95 * 1000:5.0f} ms | -> saved and re-rendered: median {s50 * 1000:5.0f} ms, p95 {s95 * 1000:5.0f} ms "
+              f"(target median <= 120 ms, p95 <= {300 if load else 250} ms; {n} keys)")
+        return
     g50, g95 = percentiles(grade)
     s50, s95 = percentiles(saved)
     f50, f95 = percentiles(full)
@@ -111,12 +161,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clicks", type=int, default=40)
     parser.add_argument("--corpus", choices=("sample", "scifact", "both"), default="both")
+    parser.add_argument("--keys", action="store_true", help="press digits instead of clicking grades")
+    parser.add_argument("--load", action="store_true", help="keep every core busy while measuring")
     args = parser.parse_args()
+    mode = {"by_keys": args.keys, "load": args.load}
     if args.corpus in ("sample", "both"):
         home = BENCH_HOME / "grade-click"
         (home / "cache").mkdir(parents=True, exist_ok=True)
         run_case("sample", home, REPO / "sample_corpus", args.clicks,
-                 "How many vacation days do new employees get?")
+                 "How many vacation days do new employees get?", **mode)
     if args.corpus in ("scifact", "both"):
         if not prepare_scifact_home(BENCH_HOME):
             return
@@ -124,7 +177,7 @@ def main() -> None:
         subprocess.run([str(Path(sys.executable).with_name("labeler")), "index", str(DATASETS / "scifact")],
                        env={**os.environ, "LABELER_HOME": str(BENCH_HOME)}, check=True, stdout=subprocess.DEVNULL)
         run_case("scifact", BENCH_HOME, DATASETS / "scifact", args.clicks,
-                 "Do statins reduce the risk of dementia?")
+                 "Do statins reduce the risk of dementia?", **mode)
 
 
 if __name__ == "__main__":

@@ -259,7 +259,7 @@ def test_keyboard_digit_grades_the_focused_card_and_jumps_to_the_next_ungraded_o
     assert grades() == {docs[0]: 3, docs[1]: 1, docs[2]: 2, docs[3]: 0, candidate_doc(at, 5): 1}
     grade_card(at, 2, None)
     assert at.session_state["focus"] == 2 and docs[2] not in grades()
-    assert any("jump to the next card you have not graded" in c for c in texts(at.caption))
+    assert any("then the focus jumps to the next card you have not graded" in c.proto.help for c in at.caption)
 
 
 def test_annotator_names_differing_in_case_or_spaces_are_one_annotator(app_home):
@@ -304,7 +304,7 @@ def test_label_recheck_queue_after_the_corpus_changes(app_home, tmp_path, monkey
     at = add_question(open_app(annotator="asha"))
     doc = candidate_doc(at, 0)
     grade_card(at, 0, 3)
-    assert not [e for e in at.expander if "Re-check" in e.label]  # nothing changed yet
+    assert not banner(at)  # nothing changed yet
     docs = [json.loads(line) for line in corpus_file.read_text(encoding="utf-8").splitlines()]
     for d in docs:
         if d["_id"] == doc:
@@ -313,8 +313,11 @@ def test_label_recheck_queue_after_the_corpus_changes(app_home, tmp_path, monkey
     loaders._signatures.clear()  # as if the 2 s between two looks at the disk had passed
     at.run()
     assert not at.exception, at.exception
-    [queue] = [e for e in at.expander if "Re-check" in e.label]
-    assert queue.label == "Re-check: 1 of your grades rest on text that changed"
+    # One line, not the queue: the candidates stay in view.
+    assert "1 of your grades rest on text that changed" in banner(at)
+    assert not any(":green-background[Rewritten&#58;]" in m.value for m in at.markdown)
+    assert not [b for b in at.button if b.key == "recheck-confirm-unchanged"]  # a word was added: a person decides
+    at.button(key="recheck-toggle").click().run()
     assert any(":green-background[Rewritten&#58;]" in m.value for m in at.markdown)  # ":" made inert
     assert open_store().corpus_versions()[0].diff.edited == (doc,)
     at.button(key="recheck-0-confirm").click().run()
@@ -332,3 +335,81 @@ def test_label_status_says_why_a_question_is_done(app_home):
     grade_card(at, 1, 2)
     assert any(f"done: 1 relevant document (consensus grade ≥ 1) by 1 annotator; {n - 2} of {n} candidates unjudged"
                in m.value for m in at.markdown), [m.value for m in at.markdown][:6]
+
+
+def banner(at) -> str:
+    """The Re-check line's text ("" when the page shows none)."""
+    return " ".join(m.value for m in at.markdown if "Re-check]" in m.value)
+
+
+def test_label_recheck_confirms_at_once_the_grades_whose_meaning_did_not_change(app_home, tmp_path, monkeypatch):
+    import json
+
+    import views._loaders as loaders
+
+    corpus_file = tmp_path / "handbook.jsonl"
+    corpus_file.write_text((SAMPLE_CORPUS / "corpus.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setenv("LABELER_CORPUS", str(corpus_file))
+    at = add_question(open_app(annotator="asha"))
+    reflowed, reworded = candidate_doc(at, 0), candidate_doc(at, 1)
+    grade_card(at, 0, 3)
+    grade_card(at, 1, 2)
+    docs = [json.loads(line) for line in corpus_file.read_text(encoding="utf-8").splitlines()]
+    for d in docs:
+        if d["_id"] == reflowed:
+            d["text"] = d["text"].upper().replace(" ", "  ")
+        if d["_id"] == reworded:
+            d["text"] = "Never " + d["text"]
+    corpus_file.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+    loaders._signatures.clear()
+    at.run()
+    assert "2 of your grades rest on text that changed" in banner(at)
+    at.button(key="recheck-confirm-unchanged").click().run()
+    assert not at.exception, at.exception
+    assert [(j.doc_id, j.reason) for j in open_store().stale_judgments()] == [(reworded, "edited")]
+    assert any("Confirmed 1 grade whose document changed only in whitespace" in m for m in texts(at.success))
+    assert "1 of your grades rest on text that changed" in banner(at)
+    assert not [b for b in at.button if b.key == "recheck-confirm-unchanged"]
+
+
+def test_label_new_question_folds_away_and_the_first_card_takes_the_keys(app_home):
+    at = open_app(annotator="asha")
+    assert not at.get("popover")  # no question yet: the form is on the page
+    add_question(at)
+    assert at.session_state["new-question-box"] is False  # a closed popover from now on: the candidates are in view
+    assert at.get("popover") and at.text_input(key="new_question").value == ""
+    assert at.session_state["focus"] == 0
+    scripts = [h.proto.body for h in at.get("html") if "scrollIntoView" in h.proto.body]
+    assert scripts and ".st-key-cand-0" in scripts[-1]  # scrolled to, so the next keys grade it
+    assert at.button(key="unanswerable").proto.shortcut.lower() == "x"
+    assert any("**X** unanswerable" in c and "**Esc** leaves a text box" in c for c in texts(at.caption))
+    assert any("**X** mark unanswerable" in c.proto.help for c in at.caption)
+    at.run()  # a rerun later: still folded, although questions were never added in this run
+    assert at.session_state["new-question-box"] is False
+
+
+def preview(at) -> str:
+    return " ".join(c for c in texts(at.caption) if c.startswith("Preview on the grades so far"))
+
+
+def test_label_metric_preview_moves_with_each_grade(app_home):
+    at = add_question(open_app(annotator="asha"))
+    assert preview(at) == ""  # nothing judged yet
+    grade_card(at, 0, 0)
+    assert preview(at) == ""  # nothing relevant yet: every number would be 0
+    grade_card(at, 2, 3)
+    first = preview(at)
+    assert first.startswith("Preview on the grades so far (dense, BM25): first relevant ") and "nDCG@10 0." in first
+    grade_card(at, 0, 2)  # the pool's first card relevant too: the numbers move
+    assert preview(at) != first and "first relevant #1," in preview(at)
+
+
+def test_label_metric_preview_hidden_under_blind_judging_until_finished(app_home):
+    store = open_store()
+    store.accounts.set_setting("blind", True)
+    at = add_question(open_app(annotator="asha"))
+    grade_card(at, 0, 3)
+    assert preview(at) == ""  # blind and not finished: the retrievers' scores would bias the judge
+    for n in range(1, len([s for s in at.segmented_control if s.key.startswith("cand-")])):
+        grade_card(at, n, 0)
+    assert "first relevant" in preview(at)  # finished: shown

@@ -57,11 +57,8 @@ def test_label_page_offers_bm25_candidates_while_dense_builds(monkeypatch, tmp_p
 
     import streamlit as st
 
-    import views._loaders as loaders
-
     monkeypatch.setenv("LABELER_HOME", str(tmp_path / "home"))  # an empty cache: the sample corpus embeds
     monkeypatch.delenv("LABELER_CORPUS", raising=False)
-    monkeypatch.setattr(loaders, "EMBED_AHEAD", 0)  # any embedding counts as long (116 documents take seconds)
     st.cache_resource.clear()
     st.cache_data.clear()
     try:

@@ -108,7 +108,15 @@ def scroll_to_top(page) -> None:
     page.get_by_role("heading", level=1).first.scroll_into_view_if_needed()
 
 
+def open_new_question_form(page) -> None:
+    """Open the new-question form (a popover beside the title once questions exist)."""
+    if page.get_by_role("textbox", name="Question", exact=True).is_hidden():
+        page.get_by_role("button", name="New question").click()
+    expect_visible(page.get_by_role("textbox", name="Question", exact=True))
+
+
 def add_question(page, text: str, query_type: str) -> None:
+    open_new_question_form(page)
     page.get_by_role("textbox", name="Question", exact=True).fill(text)
     page.get_by_test_id("stSelectbox").filter(has_text="Query type").first.click()
     page.keyboard.type(query_type)
@@ -224,7 +232,7 @@ def test_browser_document_html_is_inert(app, page):
     page.on("request", lambda r: requests.append(r.url))
     page.goto(app.url + "/?annotator=xss")
     wait_ready(page, timeout=FIRST_START_MS)
-    expect_visible(page.get_by_role("textbox", name="Question", exact=True), FIRST_START_MS)
+    expect_visible(page.get_by_role("button", name="New question"), FIRST_START_MS)
     add_question(page, "What should I do with an email that has a script tag or onerror markup?", "how-to")
 
     # As a candidate card or a keyword hit: title, highlighted snippet and full text.
@@ -284,6 +292,7 @@ def test_browser_demo_golden_set_keyboard_and_readme_screenshots(app, tmp_path_f
         expect_visible(card(page, "cand-1").get_by_role("radio", name="2 · Relevant").and_(
             page.locator("[aria-checked=true]")))
         # Typing a digit into a text field types it; it does not grade.
+        open_new_question_form(page)
         page.get_by_role("textbox", name="Question", exact=True).fill("")
         page.get_by_role("textbox", name="Question", exact=True).press("3")
         assert page.get_by_role("textbox", name="Question", exact=True).input_value() == "3"
@@ -291,7 +300,7 @@ def test_browser_demo_golden_set_keyboard_and_readme_screenshots(app, tmp_path_f
         assert card(page, "cand-2").locator("button[role=radio][aria-checked=true]").count() == 0
         page.get_by_role("textbox", name="Question", exact=True).fill("")
         scroll_to_top(page)
-        screenshot(page, "label", readme=True, full_page=False, height=1300)
+        screenshot(page, "label-demo", full_page=False, height=1300)  # README's label.png: test_browser_label_keys
 
         sidebar_go(page, "Golden set")
         expect_visible(page.get_by_test_id("stMetric").filter(has_text="62"))

@@ -236,3 +236,94 @@ def test_pickers_show_a_questions_new_mark_and_text_at_once(server, page):
     page.get_by_role("button", name="Save changes").first.click()
     expect(page.get_by_test_id("stAlertContentSuccess").filter(has_text=f"Saved {qid}")).to_be_visible()
     expect(field).to_have_value(re.compile(rf"^{qid} .* Where do new employees park\?$"))
+
+
+# --------------------------------------------------------------------------- the Label page at a laptop's 1366×768:
+# the work in view on arrival; keys land after "Add question", after Escape, and while a new tab loads
+LAPTOP = {"width": 1366, "height": 768}
+
+
+def in_view(page, selector: str) -> bool:
+    """Whether the element is wholly inside the viewport (Streamlit scrolls its main block, not the document)."""
+    return page.evaluate("(s) => { const e = document.querySelector(s); if (!e) return false;"
+                         " const r = e.getBoundingClientRect();"
+                         " return r.height > 0 && r.top >= 0 && r.bottom <= innerHeight; }", selector)
+
+
+def test_label_first_card_and_its_grades_are_in_view_on_arrival(server, page):
+    app, _ = server
+    page.set_viewport_size(LAPTOP)
+    page.goto(app.url + "/?annotator=asha&q=q-0001")
+    wait_ready(page)
+    expect(grade_option(page, 0, 3)).to_be_visible()  # drawn, not a skeleton
+    wait_ready(page)
+    # The card's title and snippet and its four grade buttons, without scrolling.
+    assert in_view(page, ".st-key-cand-0 [data-testid=stMarkdownContainer]"), "the first card's text is below the fold"
+    assert in_view(page, ".st-key-cand-0-grade"), "the first card's grade buttons are below the fold"
+    assert page.get_by_role("textbox", name="Question", exact=True).is_hidden()  # folded away: questions exist
+    expect(page.get_by_text("Preview on the grades so far")).to_be_visible()  # the demo set has q-0001 graded
+    screenshot(page, "label", readme=True, full_page=False)
+
+
+def test_label_keys_after_add_question_grade_its_first_card(server, page):
+    app, store = server
+    page.set_viewport_size(LAPTOP)
+    page.goto(app.url + "/?annotator=asha&q=q-0001")
+    wait_ready(page)
+    page.get_by_role("button", name="New question").click()
+    box = page.get_by_role("textbox", name="Question", exact=True)
+    box.fill("How long is the notice period?")
+    box.press("Enter")
+    page.keyboard.type("23", delay=30)  # at once, as the new user did: these must grade, not type
+    expect(page.get_by_role("heading", name="How long is the notice period?")).to_be_visible()
+    expect(grade_option(page, 0, 2).and_(page.locator("[aria-checked=true]"))).to_be_visible()
+    expect(grade_option(page, 1, 3).and_(page.locator("[aria-checked=true]"))).to_be_visible()
+    wait_ready(page)
+    texts = [q.question.question for q in store.list_questions()]
+    assert "How long is the notice period?" in texts and not [t for t in texts if "23" in t]
+    qid = next(q.question.query_id for q in store.list_questions() if q.question.question.startswith("How long"))
+    assert sorted(j.grade for j in store.judgments(query_id=qid, annotator="asha")) == [2, 3]
+    assert in_view(page, ".st-key-cand-0-grade")
+
+
+def test_label_escape_leaves_a_text_box_and_x_marks_unanswerable(server, page):
+    app, store = server
+    qid = store.add_question("Is there a staff canteen on the roof?", author="setup").query_id
+    page.goto(app.url + f"/?annotator=asha&q={qid}")
+    wait_ready(page)
+    search = page.get_by_role("textbox", name="Search the corpus by keyword or document id")
+    search.click()
+    page.keyboard.type("j")
+    assert search.input_value() == "j"  # typing in a box types
+    page.keyboard.press("Escape")
+    page.keyboard.press("j")
+    expect(page.get_by_text("now #2 of")).to_be_visible()  # out of the box, J moves the focus
+    assert search.input_value() == "j"
+    wait_ready(page)
+    page.keyboard.press("x")
+    expect(page.get_by_role("button", name="Unmark unanswerable")).to_be_visible()
+    assert store.question_status(qid).votes_unanswerable("asha")
+
+
+@pytest.mark.timeout(1200)  # 20 new tabs: about a minute idle, much more on a busy machine
+def test_label_j_pressed_while_a_new_tab_loads_is_kept(server, page):
+    app, _ = server
+    context = page.context
+    kept = pressed_loading = 0
+    for i in range(20):
+        page = context.new_page()
+        page.goto(app.url + "/?annotator=asha&q=q-0002", wait_until="commit")
+        # As soon as the page's first output is in (the key queue comes first), while the
+        # question's candidates are still being drawn.
+        page.wait_for_function("() => Array.isArray(window.__labelerKeys)", polling=10, timeout=STEP_MS)
+        pressed_loading += page.locator(".st-key-keyboard-bar").count() == 0
+        page.keyboard.press("j")
+        page.locator(".st-key-cand-1").wait_for(timeout=STEP_MS)
+        try:
+            expect(page.get_by_text("now #2 of")).to_be_visible(timeout=30_000)
+            kept += 1
+        except AssertionError:
+            screenshot(page, f"FAILED-new-tab-j-{i}", full_page=False)
+        page.close()
+    assert kept == 20, f"{kept}/20 J presses kept ({pressed_loading} pressed before the keyboard bar was drawn)"
+    assert pressed_loading >= 10, f"only {pressed_loading}/20 presses came while the page was still loading"

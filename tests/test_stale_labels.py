@@ -234,3 +234,41 @@ def test_another_source_is_recorded_as_another_corpus_and_an_edited_upload_as_a_
     edited = store.corpus_versions()[0]
     assert not edited.new_corpus and edited.note == "changed since version 3: +1 added, −0 deleted, ~1 edited"
     assert [v.version for v in store.corpus_versions()] == [4, 3, 2, 1]
+
+
+def test_recheck_unchanged_meaning_sets_aside_only_whitespace_punctuation_and_case():
+    from labeler.corpus import Document
+
+    old = Document("d", "Vacation days", "New employees get 25 days, after 1 year.", {"team": "HR"})
+    same = lambda title, text, meta=None: rc.unchanged_meaning(old, Document("d", title, text, meta or {"team": "HR"}))  # noqa: E731
+    assert same("VACATION  days", "new employees get 25 days after 1 year!\n")  # case, spaces, punctuation
+    assert same("Vacation days", "New employees get 25 days — after 1 year.")
+    assert not same("Vacation days", "New employees get 30 days, after 1 year.")  # a number
+    assert not same("Vacation days", "New employees get 2.5 days, after 1 year.")  # a number's own punctuation
+    assert not same("Vacation days", "New employees don't get 25 days, after 1 year.")  # a word added
+    assert not same("Vacation days", "New employees get 25 days, after 1 year.", {"team": "IT"})  # metadata
+    assert not same("Vacation", "New employees get 25 days, after 1 year.")  # the title
+    assert not rc.unchanged_meaning(None, old) and not rc.unchanged_meaning(old, None)  # unknown or deleted
+
+
+def test_recheck_confirm_all_unchanged_meaning_leaves_real_edits(graded):
+    store, corpus_file, v1, (q1, q2) = graded
+    lines = []
+    for line in corpus_file.read_text(encoding="utf-8").splitlines():
+        doc = json.loads(line)
+        if doc["_id"] == EDITED:  # reflowed and re-cased: the same words and numbers
+            doc["text"] = "  " + doc["text"].upper().replace(". ", ".\n\n")
+        if doc["_id"] == DELETED:  # a real edit: a word added
+            doc["text"] = "Not " + doc["text"]
+        lines.append(json.dumps(doc, ensure_ascii=False))
+    corpus_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    v2 = load_corpus(corpus_file)
+    store.ensure_collection(corpus_path=str(corpus_file), corpus=v2)
+    stale = store.stale_judgments()
+    assert {(s.doc_id, s.reason) for s in stale} == {(EDITED, "edited"), (DELETED, "edited")}
+    assert {(s.query_id, s.doc_id) for s in rc.trivially_edited(store, v2, "asha", stale)} == {(q1, EDITED), (q2, EDITED)}
+    assert rc.trivially_edited(store, v2, "ben", stale) == []  # only my own grades
+    message = rc.confirm_unchanged_meaning(store, ASHA, v2, stale)
+    assert message.startswith("Confirmed 2 grades whose document changed only in whitespace")
+    assert {(s.query_id, s.doc_id) for s in store.stale_judgments()} == {(q1, DELETED), (q2, DELETED)}
+    assert rc.confirm_unchanged_meaning(store, ASHA, v2, store.stale_judgments()).startswith("No grade to confirm")

@@ -61,9 +61,11 @@ def keyboard_bar(focus: int, n: int, focused_doc: str, on_grade: Grade, on_move:
                  unanswerable: bool, read_only: bool = False, on_undo: tuple | None = None) -> None:
     """J/K move the focus, 0-3 grade the focused candidate and jump to the next ungraded one, U undoes."""
     with st.container(horizontal=True, key="keyboard-bar", vertical_alignment="center", gap="small"):
-        st.caption(f"Keys: **J**/**K** move the focus (now #{focus + 1} of {n}) · **0**-**3** grade it and jump to "
-                   "the next card you have not graded · **U** undo · **N**/**P** question · click a selected grade "
-                   "again to clear it")
+        st.caption(f"Focus: now #{focus + 1} of {n} · **X** unanswerable · **Esc** leaves a text box",
+                   help="Keys: **J**/**K** move the focus · **0**-**3** grade the focused card, then the focus jumps "
+                        "to the next card you have not graded · **X** mark unanswerable · **U** undo · **N**/**P** "
+                        "next/previous question · **Esc** leaves a text box. Keys pressed while the page is busy or "
+                        "still loading are queued. Click a selected grade again to clear it.")
         st.button("Undo", key="undo-grade", shortcut="U", on_click=on_undo[0] if on_undo else None,
                   args=on_undo[1:] if on_undo else None, type="tertiary", disabled=on_undo is None or read_only,
                   help="Put back the grade your last click replaced")
@@ -77,10 +79,16 @@ def keyboard_bar(focus: int, n: int, focused_doc: str, on_grade: Grade, on_move:
                       disabled=read_only or (unanswerable and g >= 1))
 
 
-def new_question_form(query_types: list[str], on_add: Callable[[], None]) -> None:
-    """Write a question and pick (or type) its query type."""
-    with st.form("new-question-form", border=True, enter_to_submit=True):
-        c1, c2, c3 = st.columns([6, 3, 1.4], vertical_alignment="bottom")
+NEW_QUESTION_BOX = "new-question-box"  # the popover's key: its state says whether it is open
+
+
+def new_question_form(query_types: list[str], on_add: Callable[[], None], *, within=None) -> None:
+    """Write a question and pick (or type) its query type: in a "New question" popover in the column
+    `within` (it closes again once the question is added), or on the page itself (no `within`)."""
+    box = within.popover("New question", key=NEW_QUESTION_BOX, on_change="rerun", icon=":material/add:",
+                         width="stretch") if within is not None else st.container()
+    with box, st.form("new-question-form", border=within is None, enter_to_submit=True):
+        c1, c2, c3 = st.columns([6, 3, 1.4], vertical_alignment="bottom") if within is None else (st, st, st)
         c1.text_input("Question", key="new_question", placeholder="Ask it the way a user would")
         c2.selectbox("Query type", query_types, index=None, key="new_question_type",
                      accept_new_options=True, placeholder="choose or type a new one")
@@ -106,10 +114,12 @@ def start_question(key: str, ids: list[str], unfinished: Callable[[], str | None
                        f"another collection); showing {inert(st.session_state[key])}.")
 
 
-def question_picker(key: str, labels: dict[str, str], on_move: Callable[[int], None]) -> None:
-    """The question selectbox with Previous/Next buttons (keys P and N); the URL carries `?q=<query_id>`
-    (only the id: a link survives edits and status changes, which change the label)."""
-    nav1, nav2, nav3 = st.columns([7, 1.6, 1.6], vertical_alignment="bottom")
+def question_picker(key: str, labels: dict[str, str], on_move: Callable[[int], None],
+                    extra: Callable[[object], None] | None = None) -> None:
+    """The question selectbox with Previous/Next buttons (keys P and N), and `extra(column)` drawing one
+    more button at the end of the row; the URL carries `?q=<query_id>` (only the id: a link survives
+    edits and status changes, which change the label)."""
+    nav1, nav2, nav3, *nav4 = st.columns([6, 1.8, 1.5] + ([2.1] if extra else []), vertical_alignment="bottom")
     refresh_label(key, lambda qid: labels.get(qid, ""))
     picked = nav1.selectbox("Question to label", list(labels), key=key, format_func=labels.get)
     shown_label(key, picked, labels.get(picked, ""))
@@ -118,3 +128,5 @@ def question_picker(key: str, labels: dict[str, str], on_move: Callable[[int], N
                 icon=":material/arrow_back:")
     nav3.button("Next", key="next-question", on_click=on_move, args=(1,), shortcut="N", width="stretch",
                 icon=":material/arrow_forward:")
+    if extra:
+        extra(nav4[0])

@@ -24,6 +24,7 @@ from views._holes import holes_bar
 from views._loaders import bm25_pooled, dense_status, keyword_hits, pooled, run_holes
 from views._pooling import system_ranks
 from views._restart import refuse_unsaved
+from views._preview import metric_preview
 
 DENSE_WAITED = "dense_waited"
 
@@ -70,6 +71,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
     mark = not mine
     options[1].button("Mark unanswerable" if mark else "Unmark unanswerable", key="unanswerable",
                       on_click=act, args=(lb.set_unanswerable, s, me, qid, mark), disabled=not me.can(Can.GRADE),
+                      shortcut="X",
                       help="Your judgment: no document in the corpus answers this question. Others "
                            "judge it for themselves." if mark else "Withdraw your own mark.")
     building = dense_status(path, wait=not st.session_state.get(DENSE_WAITED))
@@ -93,6 +95,8 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
     st.markdown(lb.status_line(status, hidden=hidden, candidates=[v.doc_id for v in views]))
     for kind, note in lb.unanswerable_notes(status, me.name, hidden=hidden):
         (st.warning if kind == "warning" else st.info)(note)
+    if not hidden:  # blind judging: the retrievers' scores would bias the judge until the question is finished
+        metric_preview(qid, status, candidates, ["dense", "bm25"] + ([extra] if extra else []))
 
     def grade(doc_id: str, value: int | None, advance: bool = False) -> None:
         kb.grade(s, me, qid, views, doc_id, value, advance, corp)
@@ -104,7 +108,6 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
     if views:
         keyboard_bar(focus, len(views), views[focus].doc_id, grade, move_focus, unanswerable=mine,
                      read_only=read_only, on_undo=(kb.undo, s, me, corp) if Keys.UNDO in st.session_state else None)
-    st.subheader(f"Candidates ({len(views)})", anchor=False)
     for i, view in enumerate(views):
         candidate_card(view, i + 1, f"cand-{i}", grade, focused=i == focus, unanswerable=mine,
                        read_only=read_only)

@@ -78,30 +78,53 @@ def show_focus(n: int) -> None:
 
 # Keys pressed while the app is still answering the last one used to be lost (presses 60-150 ms
 # apart dropped). This queue holds them in the page and replays each once the app is idle again.
-# A key the app did not take is put back at the head of the queue and tried again, for up to 3 s,
-# while the button it presses is enabled or still loading: on a fresh page Streamlit shows each
+# A key the app did not take is put back at the head of the queue and tried again, for up to 3 s
+# from when the button it presses is there (enabled, or still loading): on a fresh page Streamlit shows each
 # button as a skeleton until its code has loaded, and only then binds the shortcut, so the first
-# key used to pass unhandled and the keys after it shifted onto the wrong cards. A key whose button
-# is missing or disabled (U with nothing to undo) is dropped.
-KEY_QUEUE = """<script>
+# key used to pass unhandled and the keys after it shifted onto the wrong cards. While the Label
+# page is still loading (its keyboard bar not drawn yet: a new tab, the first question's
+# candidates being found), a key waits up to 20 s for its button. A key whose button is missing
+# or disabled on a loaded page (U with nothing to undo) is dropped.
+# Text boxes keep their keys, but Escape leaves them, and Enter in the new-question box (which
+# adds the question) leaves it too: the keys typed next grade the new question's first card
+# instead of running on into the box.
+# Rides on the queue's element: less empty space above the title, so the first card is in view.
+KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }</style><script>
 (() => {
   const w = window;
   if (w.__labelerKeys) return;
   const q = w.__labelerKeys = [];
   const app = () => document.querySelector('[data-testid="stApp"]');
   const busy = () => app()?.getAttribute('data-test-script-state') === 'running';
-  const BUTTON = {j: 'focus-next', k: 'focus-prev', u: 'undo-grade', n: 'next-question', p: 'prev-question'};
+  const BUTTON = {j: 'focus-next', k: 'focus-prev', u: 'undo-grade', n: 'next-question', p: 'prev-question',
+                  x: 'unanswerable'};
   const pressable = (key) => {  // its button is there and enabled, or still loading (a skeleton)
     const c = document.querySelector('.st-key-' + (BUTTON[key.toLowerCase()] || 'key-grade-' + key));
     const b = c && c.querySelector('button');
     return b ? !b.disabled : !!(c && c.querySelector('[data-testid="stSkeleton"]'));
   };
+  const loading = () => {  // the Label page (or a page not drawn yet) without its keyboard bar so far
+    if (document.querySelector('.st-key-keyboard-bar')) return false;
+    const title = document.querySelector('h1');
+    return !title || title.textContent.trim() === 'Label';
+  };
+  const keep = (item) => {  // 3 s from when its button is there (a new tab may take longer to draw it)
+    const now = Date.now();
+    if (pressable(item.key)) return now - (item.since = item.since || now) < 3000;
+    return loading() && now - item.first < 20000;
+  };
   let waiting = 0;  // time of the last key the app took; the next waits until the app has answered it
   let sawRun = false;
   let retryAt = 0;
-  const ours = (e) => !e.ctrlKey && !e.metaKey && !e.altKey && /^[0-3jknpu]$/i.test(e.key) &&
-    !(e.target && (e.target.tagName === 'INPUT' || e.target.tagName === 'TEXTAREA' || e.target.isContentEditable));
+  const typing = (t) => t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.isContentEditable);
+  const ours = (e) => !e.ctrlKey && !e.metaKey && !e.altKey && /^[0-3jknpux]$/i.test(e.key) && !typing(e.target);
   document.addEventListener('keydown', (e) => {
+    if (typing(e.target) && (e.key === 'Escape' ||
+        (e.key === 'Enter' && e.target.closest('.st-key-new_question') && e.target.value.trim()))) {
+      const box = e.target;
+      setTimeout(() => box.blur(), 0);  // after the app's own handler (a form submits on Enter)
+      return;
+    }
     if (e.__replayed || !ours(e)) return;
     if (busy() || waiting || q.length) {
       e.stopImmediatePropagation(); e.preventDefault();
@@ -115,7 +138,7 @@ KEY_QUEUE = """<script>
     const item = e.__item;
     if (!item || e.defaultPrevented) return;
     waiting = 0;
-    if (pressable(item.key) && Date.now() - item.first < 3000) { q.unshift(item); retryAt = Date.now() + 100; }
+    if (keep(item)) { q.unshift(item); retryAt = Date.now() + 100; }
   }, false);
   setInterval(() => {
     if (waiting) {

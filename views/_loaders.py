@@ -122,13 +122,11 @@ def retriever(path: str, config: RunConfig = LABEL_CONFIG):
     return guard(_retriever, path, config.build().to_json(), signature(path))
 
 
-EMBED_AHEAD = 512  # chunks still to embed above which the Label page goes on with BM25 alone
-
-
 def dense_status(path: str, config: RunConfig = LABEL_CONFIG, *, wait: bool = True):
     """None when the retriever is ready, else the build's progress (the Label page then pools BM25
-    candidates and says so). With `wait`, loading a cached index (or embedding a few changed
-    chunks) is waited for: only a long embedding lets the page go on without dense candidates."""
+    candidates and says so). With `wait`, loading a cached index is waited for; as soon as anything
+    has to be embedded (on any corpus: loading the model alone takes seconds), the page goes on
+    without dense candidates."""
     build_json, sig = config.build().to_json(), signature(path)
     key = _build_key(path, build_json, sig)
     if key in _ready():  # a rerun: never start (and wait for) another load of an index already held
@@ -138,7 +136,7 @@ def dense_status(path: str, config: RunConfig = LABEL_CONFIG, *, wait: bool = Tr
         with st.spinner("Opening the corpus…"):
             while not build.wait(0.1):
                 status = build.status()
-                if status.stage == "embedding" and status.total - status.done > EMBED_AHEAD:
+                if status.stage == "embedding" and status.total > status.done:
                     return status
     if build.wait(0):
         guard(_retriever, path, build_json, sig)  # holds it from now on; raises the build's error the usual way

@@ -11,6 +11,7 @@ from app.access import Actor
 from labeler.corpus import Corpus
 from labeler.text import inert
 from storage import Store
+from storage import default_db_url
 from views._common import act, flash, guard, show_flash
 
 SLOT = "recheck_flash"
@@ -34,16 +35,54 @@ def _remove(s: Store, me: Actor, query_id: str, doc_id: str) -> None:
         flash(inert(message), "success", slot=SLOT)
 
 
+OPEN = "recheck_open"
+
+
+def _confirm_unchanged(s: Store, me: Actor, corp: Corpus) -> None:
+    message = act(rc.confirm_unchanged_meaning, s, me, corp, guard(s.stale_judgments, annotator=me.name), slot=SLOT)
+    if message:
+        flash(message, "success", slot=SLOT)
+
+
+def _toggle() -> None:
+    st.session_state[OPEN] = not st.session_state.get(OPEN)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _n_unchanged(url: str, revision: int, fingerprint: str, annotator: str, _s: Store, _corp: Corpus) -> int:
+    # one read of the judged text per stale grade: done again only after a write or a corpus change
+    return len(rc.trivially_edited(_s, _corp, annotator, _s.stale_judgments(annotator=annotator)))
+
+
 def recheck_section(s: Store, me: Actor, corp: Corpus, read_only: bool) -> None:
-    """The queue, when I have stale grades (nothing at all otherwise)."""
+    """One line when I have stale grades (nothing at all otherwise): how many, a button that opens
+    their queue, and one that confirms at once those whose document changed only in whitespace,
+    punctuation or case. The queue itself shows only when opened: it must not push the candidates
+    off the screen."""
     stale = guard(s.stale_judgments, annotator=me.name)
     if not stale and not st.session_state.get(SLOT):
+        st.session_state.pop(OPEN, None)
         return
-    with st.expander(f"Re-check: {len(stale)} of your grades rest on text that changed", expanded=bool(stale)):
-        show_flash(SLOT)
-        if not stale:
-            st.caption("Nothing left to re-check.")
-            return
+    with st.container(horizontal=True, vertical_alignment="center", key="recheck-banner", gap="small"):
+        st.markdown(f":orange-badge[Re-check] {len(stale)} of your grades rest on text that changed" if stale else
+                    ":green-badge[Re-check] nothing left to re-check", width="content")
+        if stale:
+            st.button("Close the queue" if st.session_state.get(OPEN) else "Open the queue", key="recheck-toggle",
+                      on_click=_toggle, type="tertiary", icon=":material/fact_check:")
+        unchanged = guard(_n_unchanged, default_db_url(), guard(s.revision), corp.fingerprint, me.name, s, corp) \
+            if stale else 0
+        if unchanged and not read_only:
+            st.button(f"Confirm all {unchanged} whose meaning did not change", key="recheck-confirm-unchanged",
+                      on_click=_confirm_unchanged, args=(s, me, corp), type="tertiary", icon=":material/done_all:",
+                      help="Confirms your grade wherever the document changed only in whitespace, punctuation "
+                           "between words or letter case: the same words and numbers in the same order.")
+    show_flash(SLOT)
+    if stale and st.session_state.get(OPEN):
+        _queue(s, me, corp, read_only, stale)
+
+
+def _queue(s: Store, me: Actor, corp: Corpus, read_only: bool, stale) -> None:
+    with st.container(border=True, key="recheck-queue"):
         st.caption("Each document below changed (or went) after you graded it. Confirm your grade if it still "
                    "holds for the new text, or regrade it; until then evaluations count it as stale.")
         for i, item in enumerate(guard(rc.recheck_items, s, corp, me.name, stale)):

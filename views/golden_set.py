@@ -9,6 +9,7 @@ from app.access import Can
 from views._common import Keys, act, actor, flash, guard, refresh_label, show_flash, shown_for, shown_label
 from views._loaders import workspace
 from views._health import health_section, progress_section
+from views._preview import set_preview_section
 from views._upload import upload_section
 from labeler.text import inert
 
@@ -35,6 +36,8 @@ if not gs.sees_others(s, me):
     st.info(gs.BLIND_NOTE)
 health_section(view)
 progress_section(guard(gs.progress_rows, s))
+if view.rows and gs.sees_others(s, me):  # blind judging: the consensus it scores stays hidden
+    set_preview_section(s, path)
 
 st.subheader("Questions", anchor=False)
 if not view.rows:

@@ -13,15 +13,16 @@ from app.access import Can
 from app.systems import saved_systems
 from labeler.text import inert
 from views._collections import open_demo
-from views._cards import demo_offer_box, new_question_form, question_picker, start_question
+from views._cards import NEW_QUESTION_BOX, demo_offer_box, new_question_form, question_picker, start_question
 from views._common import HOLES_PARAM, Keys, act, actor, flash, guard, show_flash
 from views._judging import judging
-from views._keyboard import key_queue
+from views._keyboard import SCROLL_PENDING, key_queue
 from views._loaders import workspace
 from views._recheck import recheck_section
 
-st.title("Label", anchor=False)
-key_queue()  # first thing on the page: a key pressed during any later run (N/P too) is kept
+key_queue()  # first thing on the page: a key pressed while it loads, or during any later run, is kept
+heading, new_box = st.columns([5, 2], vertical_alignment="center")
+heading.title("Label", anchor=False)
 s, path, corp, _ = workspace(with_retriever=False)  # candidates come from the judging area (BM25 first on a big corpus)
 show_flash()
 
@@ -45,7 +46,9 @@ def _add_question() -> None:
     qid = act(lb.add_question, s, corp, me, st.session_state.get("new_question") or "",
               st.session_state.get("new_question_type") or "")
     if qid:
-        st.session_state.update({Keys.QUESTION: qid, Keys.FOCUS: 0, "new_question": "", "new_question_type": None})
+        # the form folds away and the first candidate has the focus: the next keys grade it
+        st.session_state.update({Keys.QUESTION: qid, Keys.FOCUS: 0, "new_question": "", "new_question_type": None,
+                                 NEW_QUESTION_BOX: False, SCROLL_PENDING: True})
 
 
 def _move_question(step: int) -> None:
@@ -74,19 +77,22 @@ if systems:
     st.sidebar.selectbox("Also pool candidates from", systems, index=None, key=Keys.EXTRA_SYSTEM,
                          placeholder="dense and BM25 only", help="A saved search system's top 10 join the candidates.")
 recheck_section(s, me, corp, read_only)
-if not read_only:
-    new_question_form(lb.query_types(index), _add_question)
+if not read_only:  # a popover beside the title once questions exist: the candidates must be in view on arrival
+    new_question_form(lb.query_types(index), _add_question, within=new_box if index else None)
 if not index:
     st.info("No questions yet: write the first one above. Candidates from dense and BM25 retrieval appear below it.")
     st.stop()
 
-if not read_only:
-    st.button("Next question for me", key="next-for-me", on_click=_next_for_me, icon=":material/assignment_ind:",
-              help="Claims (for 30 minutes, renewed while you grade) a question that still needs judges and that "
-                   "you have not judged, the closest to done first.")
+
+def _next_for_me_button(column) -> None:
+    column.button("Next for me", key="next-for-me", on_click=_next_for_me, icon=":material/assignment_ind:", width="stretch",
+                  help="Next question for me: claims (for 30 minutes, renewed while you grade) a question that still "
+                       "needs judges and that you have not judged, the one with most judges first.")
+
+
 start_question(Keys.QUESTION, ids, lambda: lb.first_unfinished(index, guard(s.judged_by, me.name)))
 question_picker(Keys.QUESTION, {x.query_id: lb.question_choice_label(x.query_id, x.status, x.question) for x in index},
-                _move_question)
+                _move_question, extra=None if read_only else _next_for_me_button)
 
 qid = st.session_state[Keys.QUESTION]
 if not read_only and (held := guard(lb.claim_note, s, me, qid)):

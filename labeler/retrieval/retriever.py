@@ -177,6 +177,8 @@ class Retriever:
     def _embed(self, positions: np.ndarray, progress: Progress | None) -> np.ndarray:
         """Vectors of the chunks at `positions`, each distinct text embedded once and added to the store."""
         keys, first, inverse = np.unique(self.text_keys[positions], return_index=True, return_inverse=True)
+        if progress:  # said before the model loads (seconds): the Label page goes on with BM25 meanwhile
+            progress(0, len(keys), "embedding")
         fresh = self.embedder.encode([self.texts[i] for i in positions[first].tolist()], progress=progress)
         self.vector_store.add(keys, fresh)
         self.stats.embedded_chunks += len(keys)
