@@ -25,8 +25,8 @@ def _confirm(s: Store, me: Actor, corp: Corpus, query_id: str, doc_id: str) -> N
 
 def _regrade(s: Store, me: Actor, corp: Corpus, query_id: str, doc_id: str, grade: int) -> None:
     if act(lb.grade, s, me, query_id, doc_id, grade, corp, slot=SLOT):
-        flash(f"Regraded {inert(doc_id)} on {inert(query_id)}: {grade} ({lb.GRADES[grade]}) for its current text.", "success",
-              slot=SLOT)
+        flash(f"Regraded {inert(doc_id)} on {inert(query_id)}: {grade} ({lb.GRADES[grade]}) for its current text.",
+              "success", slot=SLOT)
 
 
 def _remove(s: Store, me: Actor, query_id: str, doc_id: str) -> None:

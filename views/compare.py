@@ -43,7 +43,8 @@ if not result.same_golden:
     st.warning("These runs were scored against different versions of the golden set; only the questions both "
                "scored are paired.")
 if result.config_diff:
-    st.caption("Config changes A → B: " + "; ".join(inert(f"{k}: {va!r} → {vb!r}") for k, (va, vb) in result.config_diff.items()))
+    st.caption("Config changes A → B: "
+               + "; ".join(inert(f"{k}: {va!r} → {vb!r}") for k, (va, vb) in result.config_diff.items()))
 rows = pd.DataFrame(list(result.rows))
 st.container(key="comparison").dataframe(rows, hide_index=True, key="compare_table", column_config=score_columns(rows))
 better, worse = result.better(compare_metric), result.worse(compare_metric)

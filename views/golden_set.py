@@ -64,8 +64,8 @@ else:
 
         def _save(qid: str) -> None:  # qid: the question the submitted form was drawn for
             if (picked := st.session_state.get("golden_edit_id")) != qid:  # saved while the page was catching up
-                return flash(f"Not saved: that form was {inert(qid)}'s, but {inert(picked)} is picked now. Check the text and "
-                             "save again.", "warning", slot=EDIT_SLOT)
+                return flash(f"Not saved: that form was {inert(qid)}'s, but {inert(picked)} is picked now. "
+                             "Check the text and save again.", "warning", slot=EDIT_SLOT)
             said = act(gs.edit_question, s, me, qid, st.session_state[f"edit_text_{qid}"],
                        st.session_state[f"edit_type_{qid}"], st.session_state[f"edit_notes_{qid}"], slot=EDIT_SLOT)
             if said and said.startswith("Nothing to save") and shown_for("golden_edit_id") < 3:
