@@ -10,7 +10,7 @@ an oracle grading from the full qrels. Printed per collection, each figure besid
 - Kendall tau of five systems' nDCG@10 order on the judgments so far against the full qrels;
 - one re-order of 100 SciFact candidates (target <= 20 ms, p95).
 The simulations' JSON (the `labeler simulate --json` shape) goes to bench/results/, the plot to
-docs/judging_cost.png. Embeddings are cached under LABELER_HOME (default BENCH_HOME).
+docs/screenshots/judging_cost.png. Embeddings are cached under LABELER_HOME (default BENCH_HOME).
 Run: nice -n 19 .venv/bin/python bench/bench_judging_cost.py [collection ...]   (`--plot`: only redraw;
 `--latency-only scifact`: only the re-order latency, BM25-only)
 """
@@ -28,7 +28,7 @@ BUDGETS = {"cisi": 20, "cranfield": 20, "scifact": 20}  # judgments per question
 KEEP_SCALE = {"cranfield": True}  # Cranfield's -1 and 1..4 (relevant: grade >= 1, as the core reads it)
 RESULTS = Path(os.environ.get("BENCH_RESULTS", REPO / "bench" / "results"))
 REGULARIZATION = float(os.environ.get("BENCH_C", 0)) or None  # another C for the active model, to compare
-PLOT = REPO / "docs" / "judging_cost.png"
+PLOT = REPO / "docs" / "screenshots" / "judging_cost.png"
 
 
 def systems(col) -> dict:
