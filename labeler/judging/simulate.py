@@ -3,7 +3,7 @@ the collection's full qrels, and nothing else reaches the strategy.
 
 `pool` is the Label page's order today (the app's own pool, dense top 10 + BM25 top 10, in the
 order the page shows it); `active` is `ActiveOrder` over the whole corpus with the stopping rule
-of `labeler.judging.stopping`. The same strategy objects run in the app.
+of `labeler.judging.stopping`. They are pure core, for the Label page to use as they are (not wired in yet).
 """
 from __future__ import annotations
 
