@@ -17,7 +17,7 @@ from labeler.corpus import Corpus, Document
 from labeler.corpus_versions import DELETED, golden_staleness, stale_count_text, word_diff
 from labeler.errors import InputError
 from labeler.golden import GoldenSet
-from labeler.text import inert
+from labeler.text import counted, inert
 from storage import Store
 from storage.versions import StaleJudgment
 
@@ -121,7 +121,7 @@ def confirm_unchanged_meaning(store: Store, actor: Actor, corpus: Corpus, stale:
         store.confirm_judgment(sj.query_id, sj.doc_id, annotator=actor.name, doc=corpus.get(sj.doc_id))
     if not trivial:
         return "No grade to confirm: every changed document changed in its words or numbers."
-    return (f"Confirmed {_n(len(trivial), 'grade')} whose document changed only in whitespace, punctuation or "
+    return (f"Confirmed {counted(len(trivial), 'grade')} whose document changed only in whitespace, punctuation or "
             "case; the others still wait for you.")
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import StrEnum
 
+from labeler.text import counted
+
 
 class Status(StrEnum):
     """Where a question stands: judged with something relevant, marked unanswerable, started, new."""
@@ -42,10 +44,6 @@ def status_of(unanswerable: bool, consensus_grades: Mapping[str, int]) -> Status
     return status_from_counts(unanswerable, any(g >= 1 for g in consensus_grades.values()), bool(consensus_grades))
 
 
-def _n(count: int, word: str) -> str:
-    return f"{count} {word}{'' if count == 1 else 's'}"
-
-
 def status_reason(status: Status, consensus_grades: Mapping[str, int], *, n_annotators: int,
                   candidates: tuple[str, ...] = ()) -> str:
     """Why the question has `status`, e.g. "done: 2 relevant documents (consensus grade ≥ 1) by 1
@@ -53,12 +51,12 @@ def status_reason(status: Status, consensus_grades: Mapping[str, int], *, n_anno
     nobody has judged."""
     n_relevant = sum(1 for g in consensus_grades.values() if g >= 1)
     unjudged = sum(1 for d in candidates if d not in consensus_grades)
-    tail = f"; {unjudged} of {_n(len(candidates), 'candidate')} unjudged" if unjudged else ""
-    by = f" by {_n(n_annotators, 'annotator')}" if n_annotators else ""
+    tail = f"; {unjudged} of {counted(len(candidates), 'candidate')} unjudged" if unjudged else ""
+    by = f" by {counted(n_annotators, 'annotator')}" if n_annotators else ""
     if status == Status.UNANSWERABLE:
         return "unanswerable: voted so, and no document has consensus grade ≥ 1"
     if status == Status.DONE:
-        return f"done: {_n(n_relevant, 'relevant document')} (consensus grade ≥ 1){by}{tail}"
+        return f"done: {counted(n_relevant, 'relevant document')} (consensus grade ≥ 1){by}{tail}"
     if status == Status.STARTED:
-        return f"started: {_n(len(consensus_grades), 'document')} judged{by}, none relevant yet{tail}"
+        return f"started: {counted(len(consensus_grades), 'document')} judged{by}, none relevant yet{tail}"
     return "new: nothing judged yet"

@@ -99,3 +99,8 @@ def highlight_markup(text: str, terms: Iterable[str]) -> str:
 
 
 __all__ = ["highlight_markup", "inert", "inert_code", "snippet"]
+
+
+def counted(count: int, word: str) -> str:
+    """'1 grade', '2 grades': a count with its noun (a regular plural)."""
+    return f"{count} {word}{'' if count == 1 else 's'}"

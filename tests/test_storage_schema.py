@@ -418,15 +418,21 @@ CREATE INDEX ix_runs_collection_created ON runs (collection_id, created_at);
 CREATE INDEX ix_judgments_annotator ON judgments (annotator);
 COMMIT;
 """
-# What the version-3 code exported for collection "handbook" of that database.
+# What the version-3 code exported for collection "handbook" of that database, as this code exports it:
+# every grade and vote now under its giver (`annotations`, `unanswerable_votes`), and the consensus of
+# leave-001 and leave-002 is asha's (3, 1), since a file's imported grade no longer outvotes a person's
+# (v3 exported the median with the imported 2 and 0).
 V3_EXPORT = (
     '{"query_id": "q-0001", "question": "How many vacation days?", "query_type": "numeric-fact", '
-    '"unanswerable": false, "relevance": {"leave-001": 2, "leave-002": 0}, "annotators": ["zoe", "asha"], '
+    '"unanswerable": false, "relevance": {"leave-001": 3, "leave-002": 1}, "annotators": ["zoe", "asha"], '
     '"notes": "see §4", "created_at": "2026-12-01T02:14:44Z", "updated_at": "2026-12-01T02:14:44Z", '
-    '"corpus_fingerprint": "sha256:c3", "reviewer": {"round": 2}}\n'
+    '"corpus_fingerprint": "sha256:c3", "annotation_notes": {"asha": {"leave-001": "full answer"}}, '
+    '"annotations": {"(import)": {"leave-001": 2, "leave-002": 0}, "asha": {"leave-001": 3, "leave-002": 1}}, '
+    '"reviewer": {"round": 2}}\n'
     '{"query_id": "q-0002", "question": "Who is on Mars?", "query_type": "", "unanswerable": true, '
     '"relevance": {"mars-1": 0}, "annotators": ["ben"], "notes": "", "created_at": "2026-12-01T02:14:44Z", '
-    '"updated_at": "2026-12-01T02:14:44Z", "corpus_fingerprint": "sha256:c3"}\n'
+    '"updated_at": "2026-12-01T02:14:44Z", "corpus_fingerprint": "sha256:c3", "annotations": {"ben": {"mars-1": 0}}, '
+    '"unanswerable_votes": {"(import)": true, "ben": false}}\n'
 )
 
 
