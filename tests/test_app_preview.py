@@ -103,9 +103,8 @@ def test_preview_ranked_lists_read_pool_ranks():
 def test_preview_golden_set_equals_an_evaluate_run_of_the_same_retriever(tmp_path):
     # The demo golden set (62 questions) over the sample corpus, BM25 only: the preview from the Label
     # page's pools (top 10) gives the means an Evaluate run of BM25 prints at cutoff 10.
-    from app.access import local_actor
     from app.preview import golden_preview, preview_rows
-    from app.workspace import load_demo_golden
+    from conftest import import_demo
     from labeler.candidates import pool_candidates
     from labeler.config import RunConfig
     from labeler.corpus import load_corpus
@@ -116,7 +115,7 @@ def test_preview_golden_set_equals_an_evaluate_run_of_the_same_retriever(tmp_pat
 
     corpus = load_corpus(SAMPLE_CORPUS)
     store = open_store(f"sqlite:///{tmp_path / 'labeler.db'}")
-    load_demo_golden(store, local_actor("setup"), corpus, str(SAMPLE_CORPUS))
+    import_demo(store)
     config = RunConfig(retriever="bm25")
     retriever = Retriever(corpus, config.build()).prepare("bm25")
     asked = []

@@ -248,7 +248,9 @@ def test_every_page_shows_hostile_values_only_escaped(hostile):
     at.button(key="FormSubmitter:sign-in-Sign in").click().run()
     seen: dict[str, list[str]] = {}
     _check(at, "label", seen)
-    assert any("Re-check" in e.label for e in at.expander)  # the queue, with the edited document's texts
+    at.button(key="recheck-toggle").click().run()  # the Re-check queue, with the edited document's texts
+    assert [b for b in at.button if b.key == "recheck-0-confirm"]
+    _check(at, "label re-check queue", seen)
     at.text_input(key="keyword").input("vacation").run()  # search hits: more cards
     _check(at, "label search", seen)
     at.selectbox(key="q").set_value(Q_PI).run()  # unanswerable votes, an adjudicated document

@@ -153,8 +153,10 @@ def _fingerprint() -> str:
 
 
 def _client() -> str:
-    """The client a sign-in comes from (app.throttle.client_key); Streamlit gives no address for loopback."""
-    return client_key(st.context.ip_address, dict(st.context.headers))
+    """The client a sign-in comes from (app.throttle.client_key); Streamlit gives no address for loopback
+    (and AppTest, which has no connection, a stand-in object: no address either)."""
+    peer = st.context.ip_address
+    return client_key(peer if isinstance(peer, str) else None, dict(st.context.headers))
 
 
 def _invite_form(store, token: str) -> None:
