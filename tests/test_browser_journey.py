@@ -16,6 +16,7 @@ import time
 
 import pytest
 from browser_support import AppServer, launch_chromium, screenshot, wait_ready
+from playwright.sync_api import expect
 
 from labeler.golden import parse_golden_jsonl
 
@@ -299,6 +300,8 @@ def test_browser_demo_golden_set_keyboard_and_readme_screenshots(app, tmp_path_f
         page.wait_for_timeout(500)
         assert card(page, "cand-2").locator("button[role=radio][aria-checked=true]").count() == 0
         page.get_by_role("textbox", name="Question", exact=True).fill("")
+        page.get_by_role("heading", level=1).first.click()  # a click outside closes the popover
+        expect(page.get_by_role("textbox", name="Question", exact=True)).to_be_hidden()
         scroll_to_top(page)
         screenshot(page, "label-demo", full_page=False, height=1300)  # README's label.png: test_browser_label_keys
 
