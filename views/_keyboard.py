@@ -113,25 +113,37 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
     if (pressable(item.key)) return now - (item.since = item.since || now) < 3000;
     return loading() && now - item.first < 20000;
   };
-  let waiting = 0;  // time of the last key the app took; the next waits until the app has answered it
+  let waiting = 0;  // time of the last key (or click) the app took; the next key waits until the app has answered it
+  let patience = 1500;  // how long to wait for that answer to start
   let sawRun = false;
   let retryAt = 0;
-  const typing = (t) => t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.isContentEditable);
+  let left = null, leftUntil = 0;  // the text box just left (Escape, or Enter adding a question)
+  const hold = (ms) => { waiting = Date.now(); patience = ms; sawRun = false; };
+  const typing = (t) => t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.isContentEditable) &&
+    !(t === left && Date.now() < leftUntil);  // keys typed on the instant after leaving it are not typing
   const ours = (e) => !e.ctrlKey && !e.metaKey && !e.altKey && /^[0-3jknpux]$/i.test(e.key) && !typing(e.target);
+  // A click starts a run whose answer changes what the keys act on (another question, a card closed):
+  // a key pressed before that answer is in would go out with the page as it was.
+  document.addEventListener('pointerdown', (e) => {
+    if (e.target.closest && e.target.closest('button, [role=option], [role=switch], input, label')) hold(400);
+  }, true);
   document.addEventListener('keydown', (e) => {
-    if (typing(e.target) && (e.key === 'Escape' ||
-        (e.key === 'Enter' && e.target.closest('.st-key-new_question') && e.target.value.trim()))) {
-      const box = e.target;
+    const submits = e.key === 'Enter' && typing(e.target) && e.target.closest('.st-key-new_question') &&
+      e.target.value.trim();
+    if (typing(e.target) && (e.key === 'Escape' || submits)) {
+      const box = left = e.target;
+      leftUntil = Date.now() + 1000;
+      if (submits) hold(5000);  // the question is added and opened by that run: keys wait for it
       setTimeout(() => box.blur(), 0);  // after the app's own handler (a form submits on Enter)
       return;
     }
     if (e.__replayed || !ours(e)) return;
-    if (busy() || waiting || q.length) {
+    if (busy() || waiting || q.length || e.target === left) {  // from the box just left: replayed once it is blurred
       e.stopImmediatePropagation(); e.preventDefault();
       q.push({key: e.key, code: e.code, keyCode: e.keyCode, first: Date.now()});
     } else {
       e.__item = {key: e.key, code: e.code, keyCode: e.keyCode, first: Date.now()};
-      waiting = Date.now(); sawRun = false;
+      hold(1500);
     }
   }, true);
   w.addEventListener('keydown', (e) => {  // after the app's own handlers: did it take the key?
@@ -143,12 +155,12 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
   setInterval(() => {
     if (waiting) {
       if (busy()) sawRun = true;
-      if ((sawRun && !busy()) || Date.now() - waiting > 1500) waiting = 0;
+      if ((sawRun && !busy()) || (!sawRun && Date.now() - waiting > patience)) { waiting = 0; patience = 1500; }
       return;
     }
     if (!q.length || busy() || Date.now() < retryAt) return;
     const k = q.shift();
-    waiting = Date.now(); sawRun = false;
+    hold(1500);
     for (const type of ['keydown', 'keyup']) {
       const ev = new KeyboardEvent(type, {key: k.key, code: k.code, keyCode: k.keyCode, which: k.keyCode,
                                           bubbles: true, cancelable: true});
