@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -329,3 +330,27 @@ def test_label_j_pressed_while_a_new_tab_loads_is_kept(server, page):
             screenshot(page, f"FAILED-new-tab-j-{i}", full_page=False)
         page.close()
     assert kept == 20, f"{kept}/20 J presses kept ({pressed_loading} pressed while the page was still loading)"
+
+
+def test_label_a_clicked_grade_says_saving_until_the_server_has_written_it(server, page):
+    app, store = server
+    page.goto(app.url + "/?annotator=asha&q=q-0002")
+    wait_ready(page)
+    os.kill(app.proc.pid, signal.SIGSTOP)  # the server cannot answer: the click is in the browser only
+    try:
+        grade_option(page, 0, 2).click()
+        saving = page.locator(".st-key-cand-0-grade.labeler-saving")
+        expect(saving).to_be_visible()
+        page.wait_for_timeout(500)
+        assert saving.count() == 1 and not store.judgments(query_id="q-0002", annotator="asha")
+        look = page.evaluate("() => getComputedStyle(document.querySelector("
+                             "'.st-key-cand-0-grade button[aria-checked=true]')).borderStyle")
+        assert look == "dashed"  # hatched, not the filled look of a saved grade
+        saving.scroll_into_view_if_needed()
+        screenshot(page, "label-saving", full_page=False)
+    finally:
+        os.kill(app.proc.pid, signal.SIGCONT)
+    expect(page.locator(".labeler-saving")).to_have_count(0)
+    wait_ready(page)
+    assert [j.grade for j in store.judgments(query_id="q-0002", annotator="asha")] == [2]
+    expect(grade_option(page, 0, 2).and_(page.locator("[aria-checked=true]"))).to_be_visible()

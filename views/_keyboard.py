@@ -89,13 +89,36 @@ def show_focus(n: int) -> None:
 # adds the question) leaves it too: the keys typed next grade the new question's first card
 # instead of running on into the box.
 # Rides on the queue's element: less empty space above the title, so the first card is in view.
-KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }</style><script>
+KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }
+.labeler-saving[class*="st-key-"] button[aria-checked="true"] { background: repeating-linear-gradient(135deg, #fff 0 6px,
+  #ffd6d6 6px 12px) !important; border: 2px dashed #ff4b4b !important; }
+.labeler-saving[class*="st-key-"] button[aria-checked="true"] p { color: #a30000 !important; }
+.labeler-saving[class*="st-key-"] { position: relative; }
+.labeler-saving[class*="st-key-"]::after { content: "saving…"; position: absolute; left: 100%; top: 50%;
+  transform: translateY(-50%); margin-left: 0.75rem; white-space: nowrap; font-size: 0.85rem; color: #a30000; }</style><script>
 (() => {
   const w = window;
   if (w.__labelerKeys) return;
   const q = w.__labelerKeys = [];
   const app = () => document.querySelector('[data-testid="stApp"]');
   const busy = () => app()?.getAttribute('data-test-script-state') === 'running';
+  // A clicked grade shows as selected in the browser before the server has written it: until a run
+  // that began after the click has ended (the server's answer, which redraws the control with the
+  // saved grade or names the click as not saved), its card says "saving…" and the grade is hatched,
+  // not filled. With the server gone (a restart) it stays so until the page is drawn again.
+  let saving = [];
+  let savingRun = false;
+  document.addEventListener('click', (e) => {
+    const card = e.target.closest && e.target.closest('[class*="st-key-cand-"], [class*="st-key-hit-"]');
+    if (!card || !e.target.closest('button[role=radio]')) return;
+    card.classList.add('labeler-saving');
+    saving.push(card); savingRun = false;
+  }, true);
+  const settle = () => {
+    if (!saving.length) return;
+    if (busy()) { savingRun = true; return; }
+    if (savingRun) { saving.forEach((c) => c.classList.remove('labeler-saving')); saving = []; }
+  };
   const BUTTON = {j: 'focus-next', k: 'focus-prev', u: 'undo-grade', n: 'next-question', p: 'prev-question',
                   x: 'unanswerable'};
   const pressable = (key) => {  // its button is there and enabled, or still loading (a skeleton)
@@ -153,6 +176,7 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
     if (keep(item)) { q.unshift(item); retryAt = Date.now() + 100; }
   }, false);
   setInterval(() => {
+    settle();
     if (waiting) {
       if (busy()) sawRun = true;
       if ((sawRun && !busy()) || (!sawRun && Date.now() - waiting > patience)) { waiting = 0; patience = 1500; }
