@@ -306,16 +306,19 @@ def test_label_escape_leaves_a_text_box_and_x_marks_unanswerable(server, page):
     assert store.question_status(qid).votes_unanswerable("asha")
 
 
-@pytest.mark.timeout(1200)  # 20 new tabs: about a minute idle, much more on a busy machine
+TABS = 20  # the issue asks for 20; each about 3 s idle, much more on a busy machine
+
+
+@pytest.mark.timeout(1200)
 def test_label_j_pressed_while_a_new_tab_loads_is_kept(server, page):
     app, _ = server
     context = page.context
     kept = pressed_loading = 0
-    for i in range(20):
+    for i in range(TABS):
         page = context.new_page()
         page.goto(app.url + "/?annotator=asha&q=q-0002", wait_until="commit")
         # As soon as the page's first output is in (the key queue comes first). How many presses land
-        # before the run ends depends on the machine's speed (1 of 20 idle here, more under load): it
+        # before the run ends depends on the machine's speed (1 in 20 idle here, more under load): it
         # is reported, not required.
         page.wait_for_function("() => Array.isArray(window.__labelerKeys)", polling=10, timeout=STEP_MS)
         pressed_loading += page.evaluate(  # its first run still going, or its keys not drawn yet
@@ -329,7 +332,7 @@ def test_label_j_pressed_while_a_new_tab_loads_is_kept(server, page):
         except AssertionError:
             screenshot(page, f"FAILED-new-tab-j-{i}", full_page=False)
         page.close()
-    assert kept == 20, f"{kept}/20 J presses kept ({pressed_loading} pressed while the page was still loading)"
+    assert kept == TABS, f"{kept}/{TABS} J presses kept ({pressed_loading} pressed while the page was still loading)"
 
 
 def test_label_a_clicked_grade_says_saving_until_the_server_has_written_it(server, page):

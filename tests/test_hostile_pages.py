@@ -23,6 +23,7 @@ from app.access import Actor, Role
 from conftest import REPO
 from labeler.corpus import parse_jsonl_corpus
 from storage import open_store
+from views._cards import KEYS_GATE
 
 PASSWORD = "a long enough password"
 LOOPBACK = "http://127.0.0.1:9"  # nothing listens on the discard port: a request there is the leak to look for
@@ -233,7 +234,7 @@ def hostile(tmp_path, monkeypatch):
 
 def _check(at: AppTest, where: str, seen: dict[str, list[str]]) -> None:
     assert not at.exception, (where, at.exception)
-    shown = rendered_markdown(at)
+    shown = [s.replace(KEYS_GATE, "") for s in rendered_markdown(at)]  # the cards' one constant <style>
     bad = {s[:120]: live_markup(s) for s in shown if live_markup(s)}
     assert not bad, (where, bad)
     seen.setdefault(where, []).extend(s for s in shown if "xss" in s)

@@ -21,6 +21,13 @@ def _badges(view: CandidateView) -> str:
     return " ".join(f":{colour(b)}-badge[{inert(b)}]" for b in view.badges)  # a badge may name a saved system
 
 
+# The key queue (views/_keyboard.py) is an st.html element, whose code the browser loads apart, after
+# the page's Markdown: on a fresh page the cards could show while a key pressed on them ran no code and
+# was lost. Until the queue marks the page as listening, the candidates and the keyboard bar stay hidden.
+KEYS_GATE = ('<style>body:not(.labeler-keys) [class*="st-key-cand-"], body:not(.labeler-keys) '
+             '.st-key-keyboard-bar { visibility: hidden; }</style>')
+
+
 def candidate_card(view: CandidateView, n: int, key: str, on_grade: Grade, *, focused: bool,
                    unanswerable: bool, read_only: bool = False) -> None:
     """One candidate: title, badges, highlighted snippet, metadata, grade buttons, full text."""
@@ -31,7 +38,8 @@ def candidate_card(view: CandidateView, n: int, key: str, on_grade: Grade, *, fo
         meta = " · ".join(f"{inert(k)}: {inert(v)}" for k, v in view.metadata.items())
         others = " · ".join(f"{inert(a)}: {g}" for a, g in view.others.items())
         full = "<br>".join(inert(line) for line in view.text.splitlines())
-        st.markdown(f"{'▶ ' if focused else ''}**{n}. {view.title_markup}** &nbsp; {_badges(view)}\n\n"
+        st.markdown(f"{KEYS_GATE if n == 1 and key.startswith('cand-') else ''}"
+                    f"{'▶ ' if focused else ''}**{n}. {view.title_markup}** &nbsp; {_badges(view)}\n\n"
                     f"{view.snippet_markup}\n\n"
                     f"<small><code>{inert(view.doc_id)}</code>{f' · {meta}' if meta else ''}"
                     f"{f' · others: {others}' if others else ''}</small>"

@@ -98,6 +98,7 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
   transform: translateY(-50%); margin-left: 0.75rem; white-space: nowrap; font-size: 0.85rem; color: #a30000; }</style><script>
 (() => {
   const w = window;
+  document.body.classList.add('labeler-keys');  // the cards show from now on (views/_cards.py KEYS_GATE)
   if (w.__labelerKeys) return;
   const q = w.__labelerKeys = [];
   const app = () => document.querySelector('[data-testid="stApp"]');
@@ -114,10 +115,29 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
     card.classList.add('labeler-saving');
     saving.push(card); savingRun = false;
   }, true);
+  let scrollAfter = false;  // a digit's click: once answered, the next card to grade is scrolled into view
   const settle = () => {
     if (!saving.length) return;
     if (busy()) { savingRun = true; return; }
-    if (savingRun) { saving.forEach((c) => c.classList.remove('labeler-saving')); saving = []; }
+    if (!savingRun) return;
+    saving.forEach((c) => c.classList.remove('labeler-saving')); saving = [];
+    const mark = scrollAfter && document.querySelector('[data-focus-mark]');
+    const card = mark && document.querySelector('.st-key-cand-' + mark.getAttribute('data-focus-mark'));
+    if (card) card.scrollIntoView({block: 'nearest', behavior: 'instant'});
+    scrollAfter = false;
+  };
+  // A digit clicks the focused card's own grade option, so the grade shows at once (marked "saving…"
+  // until the server has written it, as a click is) instead of after the server's answer. The keyboard
+  // bar's buttons stay the way in while the cards are not drawn yet.
+  const gradeDirect = (key) => {
+    if (!/^[0-3]$/.test(key)) return false;
+    const mark = document.querySelector('[data-focus-mark]');
+    const options = mark ? document.querySelectorAll(
+      '.st-key-cand-' + mark.getAttribute('data-focus-mark') + '-grade button[role=radio]') : [];
+    const option = [...options].find((b) => b.textContent.trim().startsWith(key + ' '));
+    if (!option || option.disabled) return false;
+    if (option.getAttribute('aria-checked') !== 'true') { option.click(); scrollAfter = true; hold(1500); }
+    return true;
   };
   const BUTTON = {j: 'focus-next', k: 'focus-prev', u: 'undo-grade', n: 'next-question', p: 'prev-question',
                   x: 'unanswerable'};
@@ -164,6 +184,8 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
     if (busy() || waiting || q.length || e.target === left) {  // from the box just left: replayed once it is blurred
       e.stopImmediatePropagation(); e.preventDefault();
       q.push({key: e.key, code: e.code, keyCode: e.keyCode, first: Date.now()});
+    } else if (gradeDirect(e.key)) {
+      e.stopImmediatePropagation(); e.preventDefault();
     } else {
       e.__item = {key: e.key, code: e.code, keyCode: e.keyCode, first: Date.now()};
       hold(1500);
@@ -184,6 +206,7 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
     }
     if (!q.length || busy() || Date.now() < retryAt) return;
     const k = q.shift();
+    if (gradeDirect(k.key)) return;
     hold(1500);
     for (const type of ['keydown', 'keyup']) {
       const ev = new KeyboardEvent(type, {key: k.key, code: k.code, keyCode: k.keyCode, which: k.keyCode,
