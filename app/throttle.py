@@ -166,3 +166,29 @@ def client_key(peer: str | None, headers: dict[str, str]) -> str:
         return peer
     forwarded = {k.lower(): v for k, v in headers.items()}.get("x-forwarded-for", "")
     return forwarded.rsplit(",", 1)[-1].strip() or "loopback"
+
+
+RUNS_PER_SECOND = 1.0  # script runs a signed-out client may ask for, sustained (a sign-in needs two or three)
+RUN_BURST = 5.0
+
+
+class RunBudget:
+    """Script runs per client for sessions not signed in (a token bucket per client key): what a visitor
+    on the sign-in screen may make the server do, however fast it sends. Safe to share between threads."""
+
+    def __init__(self, rate: float = RUNS_PER_SECOND, burst: float = RUN_BURST,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate, self.burst, self.clock = rate, burst, clock
+        self._tokens: OrderedDict[str, tuple[float, float]] = OrderedDict()  # client -> (tokens, at)
+        self._lock = threading.Lock()
+
+    def take(self, client: str) -> float:
+        """Take one run for `client`; the seconds it must wait before that run (0: at once)."""
+        now = self.clock()
+        with self._lock:
+            tokens, at = self._tokens.pop(client, (self.burst, now))
+            tokens = min(self.burst, tokens + (now - at) * self.rate) - 1
+            self._tokens[client] = (tokens, now)  # the most recent last; below zero: runs owed
+            while len(self._tokens) > MAX_CLIENTS:
+                self._tokens.popitem(last=False)
+        return max(0.0, -tokens / self.rate)

@@ -49,14 +49,15 @@ class Attack:
 
 
 def start_attack(url: str, sessions: int, stop: threading.Event, *, targets: list[str], spray: bool = True,
-                 upload: bool = True, net: int = 66) -> tuple[Attack, list[threading.Thread]]:
+                 upload: bool = True, net: int = 66, made_up: bool = True) -> tuple[Attack, list[threading.Thread]]:
     """`sessions` hostile clients of 10.`net`.0.0/16 (each a sign-in sprayer and an uploader) until `stop` is set."""
     attack = Attack()
     threads = []
     for i in range(sessions):
         client = f"10.{net}.{i // 250}.{i % 250 + 1}"
         if spray:
-            threads.append(threading.Thread(target=_spray, args=(url, client, targets, stop, attack), daemon=True))
+            threads.append(threading.Thread(target=_spray, args=(url, client, targets, stop, attack, made_up),
+                                            daemon=True))
         if upload:
             threads.append(threading.Thread(target=_upload, args=(url, client, stop, attack), daemon=True))
     for thread in threads:
@@ -71,10 +72,10 @@ def _elsewhere() -> None:
         os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
 
 
-def _spray(url: str, client: str, targets: list[str], stop: threading.Event, attack: Attack) -> None:
+def _spray(url: str, client: str, targets: list[str], stop: threading.Event, attack: Attack, made_up: bool) -> None:
     _elsewhere()
     guesses = (f"guess {n} {client}" for n in itertools.count())
-    addresses = itertools.cycle(targets + [f"nobody{n}@{client}.example" for n in range(5)])
+    addresses = itertools.cycle(targets + [f"nobody{n}@{client}.example" for n in range(5 if made_up else 0)])
     try:
         session = StreamlitSession(url, headers={"X-Forwarded-For": client})
         while not stop.is_set():
@@ -126,8 +127,15 @@ class SignInTime:
     sign_in: float
 
 
-def real_sign_in(url: str, email: str, password: str, *, client: str = "10.1.0.1") -> SignInTime:
-    """A real user's sign-in in a new session; an AssertionError when it did not sign in."""
+_people = itertools.count()
+
+
+def real_sign_in(url: str, email: str, password: str) -> SignInTime:
+    """A real user's sign-in in a new session, from a client of its own (each a colleague at their own
+    machine: one machine signing in twice a second would be paced, views/_visitors.py); an
+    AssertionError when it did not sign in."""
+    n = next(_people)
+    client = f"10.1.{n // 250}.{n % 250 + 1}"
     started = time.perf_counter()
     session = StreamlitSession(url, headers={"X-Forwarded-For": client})
     form = time.perf_counter() - started
@@ -166,7 +174,10 @@ def _children(pid: int) -> list[int]:
         return []
 
 
-PHASES = {"sign-ins": (True, False), "uploads": (False, True), "both": (True, True)}  # name: (spray, upload)
+# name: (spray, upload, made-up addresses too). "refused": every try is at an address already waiting, so it is
+# refused before any check, and its client soon waits too: the sprayers loop on refusals as fast as they come.
+PHASES = {"sign-ins": (True, False, True), "refused": (True, False, False), "uploads": (False, True, True),
+          "both": (True, True, True)}
 
 
 @dataclass
@@ -231,10 +242,11 @@ def _team_environment() -> Iterator[None]:
 
 
 def _phase(server, name: str, sessions: int, seconds: float, net: int) -> Phase:
-    spray, upload = PHASES[name]
+    spray, upload, made_up = PHASES[name]
     stop = threading.Event()
     cpu_before, started = server_cpu_seconds(server.proc.pid), time.monotonic()
-    attack, threads = start_attack(server.url, sessions, stop, targets=[OTHER], spray=spray, upload=upload, net=net)
+    attack, threads = start_attack(server.url, sessions, stop, targets=[OTHER], spray=spray, upload=upload, net=net,
+                                   made_up=made_up)
     try:
         during, loads, rss_max = [], [], 0.0
         end = time.monotonic() + seconds

@@ -1,6 +1,7 @@
 """Sign-in throttling per client (app.throttle) and how the app's sign-in uses it on top of the
 address's own (storage.accounts): a client that failed too often is refused before any password is
-checked, while another client, and the address itself from elsewhere, still get in."""
+checked, while another client, and the address itself from elsewhere, still get in; the gate every
+password check passes (bounded, fewest failures first); the run budget of a signed-out client."""
 from __future__ import annotations
 
 import threading
@@ -9,7 +10,8 @@ import time
 import pytest
 
 import app.accounts as acc
-from app.throttle import FREE_FAILURES, MAX_CLIENTS, MAX_WAIT, WINDOW, CheckBusy, ClientThrottle, HashGate, client_key
+from app.throttle import (FREE_FAILURES, MAX_CLIENTS, MAX_WAIT, WINDOW, CheckBusy, ClientThrottle, HashGate, RunBudget,
+                          client_key)
 from labeler.errors import SignInError
 from storage import open_store
 
@@ -171,3 +173,13 @@ def test_sign_in_refused_as_busy_checks_nothing_and_counts_no_failure(tmp_path, 
     holder.join(5)
     assert acc.sign_in(store, "ann@example.org", PASSWORD, client="192.0.2.44").actor.name == "ann@example.org"
     store.close()
+
+
+def test_run_budget_allows_a_burst_then_one_run_a_second_per_client():
+    clock = Clock()
+    budget = RunBudget(rate=1.0, burst=5.0, clock=clock)
+    assert [budget.take("203.0.113.7") for _ in range(5)] == [0] * 5  # a page load and a few tries: at once
+    assert [budget.take("203.0.113.7") for _ in range(3)] == [1, 2, 3]  # then a second each, queued
+    assert budget.take("198.51.100.1") == 0  # another client has its own budget
+    clock.now += 10  # idle: the owed runs are paid, and the budget refills up to the burst, no further
+    assert [budget.take("203.0.113.7") for _ in range(6)] == [0, 0, 0, 0, 0, 1]

@@ -1,0 +1,63 @@
+"""Team mode: a browser session not signed in may make the server run its script about once a second.
+
+Each message a browser sends on its websocket (`/_stcore/stream`) asks for a script run: a rerun of
+the sign-in screen costs ~10 ms of the server's CPU even when the try is refused unchecked (app.throttle),
+so twenty clients looping on refusals would keep a core busy. The team server (team_app.py) passes
+every websocket through `paced`: until its session is signed in, each message waits for its client's
+budget (app.throttle.RunBudget) in the connection's own coroutine — an `asyncio.sleep`, so no thread,
+no CPU and no other session is held. A signed-in session (`mark_signed_in`) is never paced.
+"""
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from app.throttle import RunBudget, client_key
+
+STREAM = "/_stcore/stream"
+BUDGET = RunBudget()
+_signed_in: set[str] = set()  # session ids signed in now
+_lock = threading.Lock()
+
+
+def mark_signed_in(signed_in: bool) -> None:
+    """Record whether this run's browser session is signed in (called on every run of the entry script)."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None:  # not inside a Streamlit run (AppTest has no websocket)
+        return
+    with _lock:
+        (_signed_in.add if signed_in else _signed_in.discard)(ctx.session_id)
+
+
+def is_signed_in(session_id: str | None) -> bool:
+    with _lock:
+        return session_id in _signed_in
+
+
+def paced(scope, receive, send):
+    """`receive` and `send` of a websocket on STREAM: messages of a session not signed in wait for budget."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    peer = (scope.get("client") or (None,))[0]
+    client = client_key(peer, {k.decode("latin-1"): v.decode("latin-1") for k, v in scope.get("headers", [])})
+    session: dict[str, str] = {}
+
+    async def paced_send(message):
+        if "id" not in session and message.get("type") == "websocket.send" and message.get("bytes"):
+            msg = ForwardMsg()
+            msg.ParseFromString(message["bytes"])  # until the session's id is known: the first run's first message
+            if msg.WhichOneof("type") == "new_session":
+                session["id"] = msg.new_session.initialize.session_id
+        await send(message)
+
+    async def paced_receive():
+        message = await receive()
+        if message.get("type") == "websocket.receive" and not is_signed_in(session.get("id")):
+            wait = BUDGET.take(client)
+            if wait:
+                await asyncio.sleep(wait)
+        return message
+
+    return paced_receive, paced_send
