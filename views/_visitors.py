@@ -16,24 +16,38 @@ from app.throttle import RunBudget, client_key
 
 STREAM = "/_stcore/stream"
 BUDGET = RunBudget()
-_signed_in: set[str] = set()  # session ids signed in now
-_lock = threading.Lock()
+
+
+class SessionSet:
+    """Browser session ids with some standing (signed in, may upload), read by the server's event loop
+    and the janitor while the sessions' script threads change it."""
+
+    def __init__(self) -> None:
+        self._ids: set[str] = set()
+        self._lock = threading.Lock()
+
+    def mark(self, member: bool) -> bool:
+        """Put this run's browser session in the set (or out); False outside a Streamlit run (AppTest)."""
+        from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+        ctx = get_script_run_ctx()
+        if ctx is None:
+            return False
+        with self._lock:
+            (self._ids.add if member else self._ids.discard)(ctx.session_id)
+        return True
+
+    def __contains__(self, session_id: object) -> bool:
+        with self._lock:
+            return session_id in self._ids
+
+
+_signed_in = SessionSet()
 
 
 def mark_signed_in(signed_in: bool) -> None:
     """Record whether this run's browser session is signed in (called on every run of the entry script)."""
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if ctx is None:  # not inside a Streamlit run (AppTest has no websocket)
-        return
-    with _lock:
-        (_signed_in.add if signed_in else _signed_in.discard)(ctx.session_id)
-
-
-def is_signed_in(session_id: str | None) -> bool:
-    with _lock:
-        return session_id in _signed_in
+    _signed_in.mark(signed_in)
 
 
 def paced(scope, receive, send):
@@ -54,7 +68,7 @@ def paced(scope, receive, send):
 
     async def paced_receive():
         message = await receive()
-        if message.get("type") == "websocket.receive" and not is_signed_in(session.get("id")):
+        if message.get("type") == "websocket.receive" and session.get("id") not in _signed_in:
             wait = BUDGET.take(client)
             if wait:
                 await asyncio.sleep(wait)
