@@ -1,11 +1,12 @@
 """Team mode: a browser session not signed in may make the server run its script about once a second.
 
 Each message a browser sends on its websocket (`/_stcore/stream`) asks for a script run: a rerun of
-the sign-in screen costs ~10 ms of the server's CPU even when the try is refused unchecked (app.throttle),
+the sign-in screen costs ~13 ms of the server's CPU even when the try is refused unchecked (app.throttle),
 so twenty clients looping on refusals would keep a core busy. The team server (team_app.py) passes
 every websocket through `paced`: until its session is signed in, each message waits for its client's
 budget (app.throttle.RunBudget) in the connection's own coroutine — an `asyncio.sleep`, so no thread,
 no CPU and no other session is held. A signed-in session (`mark_signed_in`) is never paced.
+`SessionSet` holds such session ids (views/_uploads.py keeps those that may upload in another).
 """
 from __future__ import annotations
 
