@@ -5,7 +5,8 @@ no business with them.
 `/_stcore/metrics` answers anyone, signed in or not, with the server's session counts and cache
 sizes, and costs a walk of every session's state; Streamlit 1.67 has no option to turn it off
 (`streamlit config show`), so a middleware answers 404 in its place. `/_stcore/upload_file/` takes
-a file only into a session signed in as someone who may upload (views/_uploads.py). `/_stcore/health`
+a file only into a session signed in as someone who may upload (views/_uploads.py). A session not signed
+in gets about one script run a second from its websocket (views/_visitors.py). `/_stcore/health`
 stays open: a reverse proxy and the tests poll it.
 """
 from __future__ import annotations
@@ -14,6 +15,7 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 from views._uploads import may_upload
+from views._visitors import STREAM, paced
 
 CLOSED = "/_stcore/metrics"
 UPLOAD = "/_stcore/upload_file/"  # then <session id>/<file id>
@@ -28,6 +30,8 @@ class TeamGate:
         self.app = app
 
     async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "websocket" and scope.get("path", "").endswith(STREAM):
+            return await self.app(scope, *paced(scope, receive, send))  # signed out: a run a second
         path = scope.get("path", "") if scope["type"] == "http" else ""
         if path.rstrip("/").endswith(CLOSED):
             return await _refuse(send, 404, b"Not found")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.access import Actor, Can, Role
-from app.throttle import ClientThrottle
+from app.throttle import CheckBusy, ClientThrottle, HashGate
 from labeler.errors import AccessDenied, InputError, SignInError
 from labeler.passwords import invite_link
 from storage import Store
@@ -47,16 +47,21 @@ class SignedIn:
 
 
 CLIENTS = ClientThrottle()  # this process's count of failed sign-ins per client (app.throttle)
+CHECKS = HashGate()  # this process's password checks: bounded, fewest recent failures first (app.throttle)
 
 
 def sign_in(store: Store, email: str, password: str, *, client: str = "loopback") -> SignedIn:
-    """Check a password (throttled per client, then per address, after repeated failures); a new session."""
+    """Check a password (throttled per client, then per address, after repeated failures, and queued
+    behind clients with fewer failures); a new session."""
     wait = CLIENTS.wait(client)
     if wait:
         raise SignInError("too many failed sign-ins from your network address",
                           hint=f"wait {math.ceil(wait)} s, then try again.")
     try:
-        session = store.accounts.sign_in(email, password)
+        session = store.accounts.sign_in(email, password,
+                                         check_with=lambda check: CHECKS.check(CLIENTS.failures(client), check))
+    except CheckBusy:
+        raise
     except SignInError:
         CLIENTS.failed(client)
         raise

@@ -222,9 +222,11 @@ class Accounts:
 
     # ---- sign-in and sessions
 
-    def sign_in(self, email: str, password: str) -> Session:
+    def sign_in(self, email: str, password: str, *,
+                check_with: Callable[[Callable[[], bool]], bool] = lambda check: check()) -> Session:
         """A session for the right password; a SignInError (the same for any wrong address or password),
-        or, after MAX_FAILURES, a throttled refusal that checks nothing until the address's wait ends."""
+        or, after MAX_FAILURES, a throttled refusal that checks nothing until the address's wait ends.
+        `check_with(check)` runs the password check (the app queues it: app.throttle.HashGate)."""
         try:
             email = normalize_email(email)
         except InputError:
@@ -236,7 +238,7 @@ class Accounts:
             raise SignInError("too many failed sign-ins for this address",
                               hint=f"try again after {locked.replace('T', ' ').rstrip('Z')} UTC (at most a minute); "
                                    "an admin can lift it at once: labeler users unlock EMAIL.")
-        ok = verify_password(row.password_hash if row is not None else None, password)
+        ok = check_with(lambda: verify_password(row.password_hash if row is not None else None, password))
         if not ok or row is None or row.disabled:
             raise SignInError("wrong e-mail address or password")  # the attempt is already counted
         with self._db.write() as conn:

@@ -15,6 +15,7 @@ from labeler.text import inert_code
 from views._common import Keys, said, show_flash
 from views._pages import PAGES
 from views._uploads import allow_uploads
+from views._visitors import mark_signed_in
 
 TOKEN = "_session_token"
 FROM = "_signed_in_from"  # the client and browser that signed in (see _fingerprint)
@@ -39,7 +40,9 @@ def identify(store) -> Actor:
                           help="Every grade you give is saved under this name.")
         return local_actor(_spelling(store, st.session_state.get(Keys.ANNOTATOR) or ""))
     allow_uploads(False)  # until signed in as someone who may upload (see views/_uploads.py)
+    mark_signed_in(False)  # until signed in, its websocket is paced (views/_visitors.py)
     actor = _team_actor(store)
+    mark_signed_in(True)
     allow_uploads(actor.can(Can.OPEN_CORPUS) or actor.can(Can.IMPORT_GOLDEN))
     st.session_state[Keys.RECHECK] = lambda: _fresh_actor(store)
     with st.sidebar:

@@ -15,29 +15,23 @@ import time
 
 import streamlit as st
 
+from views._visitors import SessionSet
+
 MAX_SESSION_BYTES = 1 << 30
 SWEEP_SECONDS = 1.0
-_uploaders: set[str] = set()  # session ids signed in as someone who may upload
-_lock = threading.Lock()
+_uploaders = SessionSet()  # session ids signed in as someone who may upload
 log = logging.getLogger("labeler.uploads")
 
 
 def allow_uploads(allowed: bool) -> None:
     """Record whether this browser session may hold uploaded files, and start the janitor."""
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    if ctx is None:  # not inside a Streamlit run (AppTest holds no uploads)
-        return
-    with _lock:
-        (_uploaders.add if allowed else _uploaders.discard)(ctx.session_id)
-    _janitor()
+    if _uploaders.mark(allowed):  # outside a Streamlit run (AppTest) there are no uploads to sweep
+        _janitor()
 
 
 def may_upload(session_id: str) -> bool:
     """True when the browser session `session_id` is signed in as someone who may upload."""
-    with _lock:
-        return session_id in _uploaders
+    return session_id in _uploaders
 
 
 @st.cache_resource(show_spinner=False)
@@ -69,9 +63,7 @@ def sweep() -> list[str]:
     swept = []
     for session_id in list(storage):
         files = list(storage.get(session_id, {}).values())
-        with _lock:
-            allowed = session_id in _uploaders
-        if files and (not allowed or sum(len(f.data) for f in files) > MAX_SESSION_BYTES):
+        if files and (session_id not in _uploaders or sum(len(f.data) for f in files) > MAX_SESSION_BYTES):
             manager.remove_session_files(session_id)
             swept.append(session_id)
     return swept
