@@ -6,13 +6,16 @@ no business with them.
 sizes, and costs a walk of every session's state; Streamlit 1.67 has no option to turn it off
 (`streamlit config show`), so a middleware answers 404 in its place. `/_stcore/upload_file/` takes
 a file only into a session signed in as someone who may upload (views/_uploads.py). `/_stcore/health`
-stays open: a reverse proxy and the tests poll it.
+stays open: a reverse proxy and the tests poll it. The routes of views/_session_cookie.py set and clear
+the cookie that keeps a password sign-in across reloads.
 """
 from __future__ import annotations
 
 import streamlit as st
 from starlette.middleware import Middleware
+from streamlit import config
 
+from views._session_cookie import routes
 from views._uploads import may_upload
 
 CLOSED = "/_stcore/metrics"
@@ -44,4 +47,5 @@ async def _refuse(send, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-app = st.App("streamlit_app.py", middleware=[Middleware(TeamGate)])
+app = st.App("streamlit_app.py", middleware=[Middleware(TeamGate)],
+             routes=routes(config.get_option("server.baseUrlPath")))
