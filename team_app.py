@@ -7,13 +7,16 @@ sizes, and costs a walk of every session's state; Streamlit 1.67 has no option t
 (`streamlit config show`), so a middleware answers 404 in its place. `/_stcore/upload_file/` takes
 a file only into a session signed in as someone who may upload (views/_uploads.py). A session not signed
 in gets about one script run a second from its websocket (views/_visitors.py). `/_stcore/health`
-stays open: a reverse proxy and the tests poll it.
+stays open: a reverse proxy and the tests poll it. The routes of views/_session_cookie.py set and clear
+the cookie that keeps a password sign-in across reloads.
 """
 from __future__ import annotations
 
 import streamlit as st
 from starlette.middleware import Middleware
+from streamlit import config
 
+from views._session_cookie import routes
 from views._uploads import may_upload
 from views._visitors import STREAM, paced
 
@@ -48,4 +51,5 @@ async def _refuse(send, status: int, body: bytes) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-app = st.App("streamlit_app.py", middleware=[Middleware(TeamGate)])
+app = st.App("streamlit_app.py", middleware=[Middleware(TeamGate)],
+             routes=routes(config.get_option("server.baseUrlPath")))

@@ -3,6 +3,9 @@
 Sign-in gives the page an `Actor` (app.access); every later action takes it. A built-in
 session is a token held in the browser session and checked against the database on every
 rerun, so an expired session, a disabled user or a changed role applies at the next click.
+It survives a reload through a cookie: the page mints a one-time code (`cookie_code`) that the
+team server's route trades (`exchange_code`) for a second token of the session, set as an
+HttpOnly cookie; a new browser session resumes it (`resume` with the client's fingerprint).
 An OpenID Connect user (Streamlit's `st.login`) is matched by the identity bound to an account
 at its first sign-in, else by a verified e-mail address (see `oidc_actor`); one not on the list
 gets the team's `oidc_default_role`, or is refused when that is "none" (the default). Managing users and team settings needs the admin role.
@@ -14,10 +17,11 @@ import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any
 
 from app.access import Actor, Can, Role
-from app.throttle import CheckBusy, ClientThrottle, HashGate
+from app.throttle import CheckBusy, ClientThrottle, HashGate, client_key
 from labeler.errors import AccessDenied, InputError, SignInError
 from labeler.passwords import invite_link
 from storage import Store
@@ -50,15 +54,24 @@ CLIENTS = ClientThrottle()  # this process's count of failed sign-ins per client
 CHECKS = HashGate()  # this process's password checks: bounded, fewest recent failures first (app.throttle)
 
 
-def sign_in(store: Store, email: str, password: str, *, client: str = "loopback") -> SignedIn:
+def client_fingerprint(peer: str | None, headers: Mapping[str, str]) -> str:
+    """The client and browser a request comes from (address as app.throttle.client_key sees it, and the
+    User-Agent): a session is bound to the one it signed in from."""
+    agent = next((v for k, v in headers.items() if k.lower() == "user-agent"), "")
+    return f"{client_key(peer, dict(headers))} {agent}"
+
+
+def sign_in(store: Store, email: str, password: str, *, client: str = "loopback",
+            fingerprint: str | None = None) -> SignedIn:
     """Check a password (throttled per client, then per address, after repeated failures, and queued
-    behind clients with fewer failures); a new session."""
+    behind clients with fewer failures); a new session, bound to `fingerprint` (see client_fingerprint)
+    when given."""
     wait = CLIENTS.wait(client)
     if wait:
         raise SignInError("too many failed sign-ins from your network address",
                           hint=f"wait {math.ceil(wait)} s, then try again.")
     try:
-        session = store.accounts.sign_in(email, password,
+        session = store.accounts.sign_in(email, password, client=fingerprint,
                                          check_with=lambda check: CHECKS.check(CLIENTS.failures(client), check))
     except CheckBusy:
         raise
@@ -68,11 +81,12 @@ def sign_in(store: Store, email: str, password: str, *, client: str = "loopback"
     return SignedIn(session.token, actor_of(session.user), session.expires_at)
 
 
-def accept_invite(store: Store, token: str, password: str, repeated: str) -> SignedIn:
-    """Set a password from a one-time invite link, and sign in."""
+def accept_invite(store: Store, token: str, password: str, repeated: str, *,
+                  fingerprint: str | None = None) -> SignedIn:
+    """Set a password from a one-time invite link, and sign in (bound to `fingerprint` when given)."""
     if password != repeated:
         raise InputError("the two passwords differ", hint="type the same password twice.")
-    session = store.accounts.accept_invite(token, password)
+    session = store.accounts.accept_invite(token, password, client=fingerprint)
     return SignedIn(session.token, actor_of(session.user), session.expires_at)
 
 
@@ -85,10 +99,28 @@ def invite_email(store: Store, token: str) -> str:
     return email
 
 
-def resume(store: Store, token: str | None) -> Actor | None:
-    """The actor of a live built-in session, or None (expired, signed out, disabled)."""
-    user = store.accounts.session_user(token)
+def resume(store: Store, token: str | None, fingerprint: str | None = None) -> Actor | None:
+    """The actor of a live built-in session, or None (expired, signed out, disabled); with `fingerprint`
+    (a token read from the cookie), only of a session signed in from that client."""
+    user = store.accounts.session_user(token, fingerprint)
     return actor_of(user) if user is not None else None
+
+
+def cookie_code(store: Store, token: str) -> str | None:
+    """A one-time code (valid a minute) with which this browser fetches the session's cookie; None when the
+    session has ended."""
+    return store.accounts.new_code(token)
+
+
+def exchange_code(store: Store, code: str, fingerprint: str) -> tuple[str, int] | None:
+    """The cookie for the session a code was minted for: its own token and the seconds it has left; None
+    for a code used, expired or unknown, brought from another client than the one that signed in, or
+    whose session ended."""
+    session = store.accounts.exchange_code(code, fingerprint)
+    if session is None:
+        return None
+    ends = datetime.strptime(session.expires_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    return session.token, max(0, int((ends - store.accounts.clock()).total_seconds()))
 
 
 def sign_out(store: Store, token: str | None) -> None:

@@ -12,6 +12,13 @@ them down by MAX_DELAY at most, never locks them out (the app also throttles eac
 app.throttle). Each attempt is counted (under the write lock) before its password is checked and
 uncounted by a success, so parallel attempts cannot each get a guess in. `unlock` and a new
 password (set by an admin, or through an invite) clear an address's count.
+
+A session records the digest of the client it signed in from (`client`: address and browser, see
+app.accounts.client_fingerprint). The browser keeps it across reloads in a cookie that a team-server
+route sets: the page asks for a one-time code (`new_code`, valid CODE_LIFETIME), the route trades it
+(`exchange_code`, once, from the same client only) for a second token of the session, which only the
+cookie holds (the tab keeps its own); `session_user(token, client)` reads it back for that client
+only. Ending the session (sign-out by either token, expiry, a disable, a new role or password) ends both.
 """
 from __future__ import annotations
 
@@ -33,6 +40,7 @@ MAX_FAILURES = 5  # failures that cost no wait
 FAILURE_WINDOW = timedelta(minutes=15)  # failures older than this (from the first) are forgotten
 MAX_DELAY = timedelta(minutes=1)  # the longest wait an address can be made to keep
 INVITE_LIFETIME = timedelta(days=7)
+CODE_LIFETIME = timedelta(seconds=60)  # a one-time code for the session cookie (new_code) works this long
 DEFAULT_SETTINGS: Mapping[str, Any] = {
     "session_hours": 12,  # a built-in sign-in lasts this long
     "oidc_default_role": "none",  # role of an OIDC user not in the list ("none": refused)
@@ -201,7 +209,7 @@ class Accounts:
             return None
         return row.email
 
-    def accept_invite(self, token: str, password: str) -> Session:
+    def accept_invite(self, token: str, password: str, *, client: str | None = None) -> Session:
         """Set the password of the invite's user, use the invite up, and sign them in."""
         digest = hash_password(password)
         with self._db.write() as conn:
@@ -218,11 +226,11 @@ class Accounts:
             # the failures counted against the address are forgotten.
             conn.execute(S.sessions.delete().where(S.sessions.c.user_id == row.id))
             conn.execute(S.login_failures.delete().where(S.login_failures.c.email == row.email))
-            return self._new_session(conn, row)
+            return self._new_session(conn, row, client)
 
     # ---- sign-in and sessions
 
-    def sign_in(self, email: str, password: str, *,
+    def sign_in(self, email: str, password: str, *, client: str | None = None,
                 check_with: Callable[[Callable[[], bool]], bool] = lambda check: check()) -> Session:
         """A session for the right password; a SignInError (the same for any wrong address or password),
         or, after MAX_FAILURES, a throttled refusal that checks nothing until the address's wait ends.
@@ -246,7 +254,7 @@ class Accounts:
             if current is None or current.disabled or current.password_hash != row.password_hash:
                 raise SignInError("wrong e-mail address or password")  # disabled or reset while checking
             conn.execute(S.login_failures.delete().where(S.login_failures.c.email == email))
-            return self._new_session(conn, current)
+            return self._new_session(conn, current, client)
 
     def _count_attempt(self, conn: Connection, email: str) -> str | None:
         """Count a sign-in attempt as a failure before its password is checked (a success removes the
@@ -268,30 +276,70 @@ class Accounts:
                                                                  locked_until=locked))
         return None
 
-    def _new_session(self, conn: Connection, row: Any) -> Session:
+    def _new_session(self, conn: Connection, row: Any, client: str | None) -> Session:
         hours = float(_settings(conn)["session_hours"])
         token, now = new_token(), self.clock()
         expires = _iso(now + timedelta(hours=hours))
         conn.execute(S.sessions.delete().where(S.sessions.c.expires_at < _iso(now)))  # tidy up
         conn.execute(S.sessions.insert().values(token_hash=token_digest(token), user_id=row.id,
-                                                created_at=_iso(now), expires_at=expires))
+                                                created_at=_iso(now), expires_at=expires,
+                                                client_hash=token_digest(client) if client is not None else None))
         return Session(token, _to_user(row), expires)
 
-    def session_user(self, token: str | None) -> User | None:
-        """The user of a live session (re-read every time, so a new role or a disable applies at once)."""
+    def session_user(self, token: str | None, client: str | None = None) -> User | None:
+        """The user of a live session (re-read every time, so a new role or a disable applies at once);
+        with `client`, by its cookie's token and only for the client that signed in."""
         if not token:
             return None
-        s, u = S.sessions, S.users
+        s, u, digest = S.sessions, S.users, token_digest(token)
+        live = [s.c.expires_at > self._now(), u.c.disabled == sa.false()]
+        if client is None:  # the tab's token, or the cookie's once a tab took it up
+            live.append(sa.or_(s.c.token_hash == digest, s.c.cookie_hash == digest))
+        else:  # a cookie's token, from the client that signed in
+            live += [s.c.cookie_hash == digest, s.c.client_hash == token_digest(client)]
         with self._db.read() as conn:
-            row = conn.execute(sa.select(u).join(s, s.c.user_id == u.c.id).where(
-                s.c.token_hash == token_digest(token), s.c.expires_at > self._now(), u.c.disabled == sa.false())).first()
+            row = conn.execute(sa.select(u).join(s, s.c.user_id == u.c.id).where(*live)).first()
             return _to_user(row) if row is not None else None
 
+    def new_code(self, token: str) -> str | None:
+        """A one-time code that `exchange_code` trades for this live session (valid CODE_LIFETIME; it
+        replaces the session's last code); None for a session that has ended. Only its digest is stored."""
+        code, s = new_token(), S.sessions
+        with self._db.write() as conn:
+            minted = conn.execute(s.update().where(s.c.token_hash == token_digest(str(token)),
+                                                   s.c.expires_at > self._now()).values(
+                code_hash=token_digest(code), code_expires_at=_iso(self.clock() + CODE_LIFETIME))).rowcount
+        return code if minted else None
+
+    def exchange_code(self, code: str, client: str) -> Session | None:
+        """The session a code was minted for, with a new token for the cookie (replacing its last one; the
+        tab's token still works); the code is used up by any attempt. None for a code unknown, used,
+        expired, or brought by another client than the session signed in from, and for a session that
+        has ended or whose user is disabled."""
+        s, u = S.sessions, S.users
+        with self._db.write() as conn:
+            # Locked: of two exchanges of one code at once, the second finds it used (PostgreSQL re-reads
+            # the row the first changed and finds it no longer matches).
+            row = conn.execute(sa.select(s).where(s.c.code_hash == token_digest(str(code))).with_for_update()).first()
+            if row is None:
+                return None
+            used_up = {"code_hash": None, "code_expires_at": None}
+            conn.execute(s.update().where(s.c.token_hash == row.token_hash).values(**used_up))
+            user = conn.execute(sa.select(u).where(u.c.id == row.user_id)).one()
+            now = self._now()
+            if (row.code_expires_at < now or row.expires_at <= now or user.disabled
+                    or row.client_hash != token_digest(str(client))):
+                return None
+            token = new_token()
+            conn.execute(s.update().where(s.c.token_hash == row.token_hash).values(cookie_hash=token_digest(token)))
+            return Session(token, _to_user(user), row.expires_at)
+
     def sign_out(self, token: str | None) -> None:
-        """End a session (nothing happens for an unknown one)."""
+        """End a session, by either of its tokens (the tab's or the cookie's; nothing happens for an unknown one)."""
         if token:
+            s, digest = S.sessions, token_digest(token)
             with self._db.write() as conn:
-                conn.execute(S.sessions.delete().where(S.sessions.c.token_hash == token_digest(token)))
+                conn.execute(s.delete().where(sa.or_(s.c.token_hash == digest, s.c.cookie_hash == digest)))
 
     # ---- team settings
 

@@ -221,6 +221,15 @@ sessions = sa.Table(
     sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
     sa.Column("created_at", sa.Text, nullable=False),
     sa.Column("expires_at", sa.Text, nullable=False),
+    # v14: the sign-in kept in a cookie (storage.accounts): sha256 of the client it came from, the
+    # one-time code the browser trades for the cookie (its sha256, and when it stops working), and the
+    # sha256 of the cookie's token (a second token of the session: the tab that signed in keeps its own)
+    sa.Column("client_hash", sa.Text),
+    sa.Column("code_hash", sa.Text),
+    sa.Column("code_expires_at", sa.Text),
+    sa.Column("cookie_hash", sa.Text),
+    sa.Index("ix_sessions_code_hash", "code_hash", unique=True),
+    sa.Index("ix_sessions_cookie_hash", "cookie_hash", unique=True),
 )
 
 login_failures = sa.Table(

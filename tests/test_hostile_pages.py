@@ -197,7 +197,10 @@ def test_live_markup_finds_the_probes_payloads_and_passes_the_apps_own_markup():
 # and integers). A new one needs the same audit before it joins this list.
 RAW_HTML_AUDITED = {("views/_cards.py", "unsafe_allow_html=True"): 1, ("views/_keyboard.py", "st.html("): 3,
                     # the Evaluate page's scroll to its results: a constant selector and a counter
-                    ("views/_eval_results.py", "st.html("): 1, ("views/_eval_results.py", "unsafe_allow_javascript"): 1}
+                    ("views/_eval_results.py", "st.html("): 1, ("views/_eval_results.py", "unsafe_allow_javascript"): 1,
+                    # the navigation to the session-cookie routes: a constant script, a route path from the
+                    # server's config and a code the server minted (URL-safe), each a JSON string literal
+                    ("views/_session_cookie.py", "st.html("): 1, ("views/_session_cookie.py", "unsafe_allow_javascript"): 1}
 
 
 def test_raw_html_is_written_only_where_it_was_audited():

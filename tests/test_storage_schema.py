@@ -485,24 +485,40 @@ def test_v7_turns_each_unanswerable_flag_into_one_vote(empty_db_url):
         assert s.judged_by("asha") == {"a": 0}
 
 
-def test_v13_adopts_the_accounts_of_v12_unbound(empty_db_url):
-    # A database at version 12 (made by the revisions up to 12) with a user and her session.
+def _ann_signed_in_at(url: str, version: int, token_hash: str) -> None:
+    """A database at `version` (made by the revisions up to it) with a user and her session."""
     from storage.engine import Database
 
-    db = Database(empty_db_url)
+    db = Database(url)
     with db.write() as conn:
-        assert M.upgrade(conn, 12) == list(range(1, 13))
+        assert M.upgrade(conn, version) == list(range(1, version + 1))
         conn.execute(sa.text("INSERT INTO users (email, name, role, created_at, updated_at) "
                              "VALUES ('ann@example.org', 'Ann', 'annotator', 't', 't')"))
         conn.execute(sa.text("INSERT INTO sessions (token_hash, user_id, created_at, expires_at) "
-                             "SELECT 'h', id, 't', '9999' FROM users"))
+                             "SELECT :h, id, 't', '9999' FROM users"), {"h": token_hash})
     db.close()
+
+
+def test_v13_adopts_the_accounts_of_v12_unbound(empty_db_url):
+    _ann_signed_in_at(empty_db_url, 12, "h")
     with open_store(empty_db_url) as s:
-        assert s.schema_version() == 13
+        assert s.schema_version() == M.LATEST_VERSION
         ann = s.accounts.get_user("ann@example.org")
         assert (ann.name, ann.role, ann.oidc_subject) == ("Ann", "annotator", None)
         assert s.accounts.bind_subject("ann@example.org", "idp ann-1").oidc_subject == "idp ann-1"
     assert rows(empty_db_url, "SELECT token_hash FROM sessions") == [("h",)]
+
+
+def test_v14_adopts_the_sessions_of_v13_with_no_client_so_no_cookie(empty_db_url):
+    from labeler.passwords import token_digest
+
+    _ann_signed_in_at(empty_db_url, 13, token_digest("t"))  # her token "t", stored as its digest
+    with open_store(empty_db_url) as s:
+        assert s.schema_version() == 14
+        assert s.accounts.session_user("t").email == "ann@example.org"  # the open tab stays signed in
+        assert s.accounts.session_user("t", "loopback ") is None  # but no cookie brings it back
+        assert s.accounts.exchange_code(s.accounts.new_code("t"), "loopback ") is None
+    assert rows(empty_db_url, "SELECT client_hash, code_hash, cookie_hash FROM sessions") == [(None, None, None)]
 
 
 def _written_by_todays_code(url: str, tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """Who is using the app: the local annotator name, or in team mode a sign-in (built-in account
 or OpenID Connect via `st.login`) checked on every rerun. The entry script calls `identify()`
-before any page runs; pages read the result with `pages._common.actor()`."""
+before any page runs; pages read the result with `pages._common.actor()`. A built-in sign-in
+survives a reload through an HttpOnly cookie that a team-server route sets (views/_session_cookie.py)."""
 from __future__ import annotations
 
 import logging
@@ -14,11 +15,14 @@ from labeler.errors import LabelerError
 from labeler.text import inert_code
 from views._common import Keys, said, show_flash
 from views._pages import PAGES
+from views._session_cookie import clear_cookie, cookie_token, fetch_cookie
 from views._uploads import allow_uploads
 from views._visitors import mark_signed_in
 
 TOKEN = "_session_token"
 FROM = "_signed_in_from"  # the client and browser that signed in (see _fingerprint)
+DEAD_COOKIE = "_cookie_refused"  # the cookie's token, once it was found not to be a live session of this client
+GO = "_cookie_request"  # ("session", code) after a sign-in, ("sign-out", None) after a sign-out: for the next run
 log = logging.getLogger("labeler.accounts")
 SPELLING = "_annotator_spelling"  # (name as typed, the spelling it resolved to)
 
@@ -45,6 +49,8 @@ def identify(store) -> Actor:
     mark_signed_in(True)
     allow_uploads(actor.can(Can.OPEN_CORPUS) or actor.can(Can.IMPORT_GOLDEN))
     st.session_state[Keys.RECHECK] = lambda: _fresh_actor(store)
+    if st.session_state.get(GO, (None,))[0] == "session":
+        fetch_cookie(st.session_state.pop(GO)[1])  # the cookie, so that a reload keeps this sign-in
     with st.sidebar:
         st.caption(f"Signed in as {inert_code(actor.name)} · {actor.role.value}")
         st.button("Sign out", key="sign-out", on_click=_sign_out, args=(store,))
@@ -79,6 +85,14 @@ def _team_actor(store) -> Actor:
         st.session_state.pop(TOKEN, None)
         st.warning("Your session has ended (expired, signed out, or your account changed): sign in again. "
                    "A click made since was not saved.")
+    elif (cookie := cookie_token()) is not None and cookie != st.session_state.get(DEAD_COOKIE):
+        # A reload (a new browser session): the cookie's session, if live and from this client. One that is
+        # not is looked up once per browser session (the cookie a connection brought does not change).
+        actor = acc.resume(store, cookie, _fingerprint())
+        if actor is not None:
+            _keep(cookie)
+            return actor
+        st.session_state[DEAD_COOKIE] = cookie
     if oidc_configured() and st.user.is_logged_in:
         try:
             return acc.oidc_actor(store, acc.oidc_claims(st.user))
@@ -89,6 +103,9 @@ def _team_actor(store) -> Actor:
             st.button("Use another account", key="oidc-refused-sign-out", on_click=st.logout)
             st.stop()
     _hide_navigation()
+    if st.session_state.get(GO, (None,))[0] == "sign-out":
+        st.session_state.pop(GO)
+        clear_cookie()  # so that a reload does not sign in again
     show_flash()  # e.g. "your session has ended" from an action refused since the last run
     _sign_in_screen(store)
     st.stop()
@@ -137,22 +154,26 @@ def _sign_in_form(store) -> None:
         password = st.text_input("Password", type="password", key="sign_in_password", autocomplete="current-password")
         if st.form_submit_button("Sign in", type="primary" if not oidc_configured() else "secondary"):
             try:
-                signed = acc.sign_in(store, email, password, client=_client())
+                signed = acc.sign_in(store, email, password, client=_client(), fingerprint=_fingerprint())
             except LabelerError as exc:
                 st.error(said(exc))
                 return
-            _keep(signed.token)
+            _keep(signed.token, acc.cookie_code(store, signed.token))
             st.rerun()
 
 
-def _keep(token: str) -> None:
-    """Hold a built-in sign-in in this browser session, bound to the client that signed in."""
+def _keep(token: str, code: str | None = None) -> None:
+    """Hold a built-in sign-in in this browser session, bound to the client that signed in; with `code`
+    (a new sign-in), the next run has the browser fetch the cookie that keeps it across reloads."""
     st.session_state[TOKEN], st.session_state[FROM] = token, _fingerprint()
+    if code:
+        st.session_state[GO] = ("session", code)
 
 
 def _fingerprint() -> str:
     """The client and browser a sign-in came from (see `_team_actor`)."""
-    return f"{_client()} {st.context.headers.get('User-Agent', '')}"
+    peer = st.context.ip_address
+    return acc.client_fingerprint(peer if isinstance(peer, str) else None, dict(st.context.headers))
 
 
 def _client() -> str:
@@ -177,17 +198,20 @@ def _invite_form(store, token: str) -> None:
         repeated = st.text_input("The same again", type="password", key="invite_repeat", autocomplete="new-password")
         if st.form_submit_button("Set password and sign in", type="primary"):
             try:
-                signed = acc.accept_invite(store, token, password, repeated)
+                signed = acc.accept_invite(store, token, password, repeated, fingerprint=_fingerprint())
             except LabelerError as exc:
                 st.error(said(exc))
                 st.stop()
-            _keep(signed.token)
+            _keep(signed.token, acc.cookie_code(store, signed.token))
             del st.query_params["invite"]
             st.rerun()
     st.stop()
 
 
 def _sign_out(store) -> None:
-    acc.sign_out(store, st.session_state.pop(TOKEN, None))
+    token = st.session_state.pop(TOKEN, None)
+    acc.sign_out(store, token)
+    if token:
+        st.session_state[GO] = ("sign-out", None)
     if oidc_configured() and st.user.is_logged_in:
         st.logout()

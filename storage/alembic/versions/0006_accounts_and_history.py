@@ -4,7 +4,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from storage.schema import login_failures, sessions, team_settings
+from storage.schema import login_failures, team_settings
 
 revision = "0006"
 down_revision = "0005"
@@ -12,7 +12,8 @@ down_revision = "0005"
 
 def upgrade() -> None:
     """Team mode: users, sessions, sign-in throttling and settings; who wrote what; the grades a
-    regrade replaced. The new tables are copied from SCHEMA (judgment_history frozen since v8, users since v13): the
+    regrade replaced. The new tables are copied from SCHEMA (judgment_history frozen since v8, users since v13,
+    sessions since v14): the
     next change to any of them must first freeze this revision's copy (as 0001 does)."""
     for column in ("ALTER TABLE collections ADD COLUMN corpus_set_by TEXT NOT NULL DEFAULT ''",
                    "ALTER TABLE collections ADD COLUMN corpus_set_at TEXT",
@@ -48,7 +49,13 @@ def upgrade() -> None:
         sa.Column("created_by", sa.Text, nullable=False, server_default=""),
         sa.Column("updated_at", sa.Text, nullable=False),
         sa.Column("updated_by", sa.Text, nullable=False, server_default=""))
-    for table in (sessions, login_failures, team_settings):
+    sa.Table(  # frozen: v14 added client_hash, code_hash, code_expires_at and cookie_hash to SCHEMA's copy
+        "sessions", v6,
+        sa.Column("token_hash", sa.Text, primary_key=True),
+        sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+        sa.Column("created_at", sa.Text, nullable=False),
+        sa.Column("expires_at", sa.Text, nullable=False))
+    for table in (login_failures, team_settings):
         table.to_metadata(v6)
     v6.create_all(op.get_bind(), tables=[v6.tables[t] for t in ("judgment_history", "users", "sessions",
                                                                  "login_failures", "team_settings")])
