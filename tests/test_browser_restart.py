@@ -8,8 +8,8 @@ same port and data directory. Two tabs are open on the question:
   again as soon as it shows CONNECTED, before its page could rerun: each is saved or named;
 - one idle since it loaded: on reconnecting it runs its page anew without a click (it shows a grade
   written while the server was down), so its four clicks after that must all be saved.
-Then the first tab grades three more, all saved, and the idle one grades by key. In team mode the restart ends the built-in sign-in
-(it lives in the server's session), so a tab signs in again when it shows the sign-in form.
+Then the first tab grades three more, all saved, and the idle one grades by key. In team mode a tab that shows the sign-in form after
+the restart signs in again (its sign-in cookie normally brings it back without one: test_browser_cookie).
 """
 from __future__ import annotations
 
