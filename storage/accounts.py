@@ -1,4 +1,4 @@
-"""Team accounts: users and their roles, sign-in sessions, throttling, invites, team settings.
+"""Team accounts: users and their roles, sign-in sessions, throttling, invites (team settings: storage.team_settings).
 
 One `Accounts` per store (`store.accounts`); each method is one transaction. The roles are
 stored here; what each role may do is decided by the app layer (`app.access`). Passwords and
@@ -34,6 +34,7 @@ from sqlalchemy.engine import Connection
 from labeler.errors import InputError, SignInError
 from labeler.passwords import hash_password, new_token, token_digest, verify_password
 from storage import schema as S
+from storage.team_settings import check_setting, stored_settings
 
 ROLES = ("admin", "annotator", "viewer")
 MAX_FAILURES = 5  # failures that cost no wait
@@ -41,13 +42,6 @@ FAILURE_WINDOW = timedelta(minutes=15)  # failures older than this (from the fir
 MAX_DELAY = timedelta(minutes=1)  # the longest wait an address can be made to keep
 INVITE_LIFETIME = timedelta(days=7)
 CODE_LIFETIME = timedelta(seconds=60)  # a one-time code for the session cookie (new_code) works this long
-DEFAULT_SETTINGS: Mapping[str, Any] = {
-    "session_hours": 12,  # a built-in sign-in lasts this long
-    "oidc_default_role": "none",  # role of an OIDC user not in the list ("none": refused)
-    "systems": {},  # saved search systems: name -> declaration (app.systems checks them; no secret inside)
-    "overlap": 1,  # independent judgments wanted per question (the work queue, storage.work_queue)
-    "blind": None,  # hide others' grades until I finish a question; None: on in team mode (app.label)
-}
 _EMAIL = re.compile(r"[^@\s]{1,64}@[^@\s]{1,190}")
 
 
@@ -277,7 +271,7 @@ class Accounts:
         return None
 
     def _new_session(self, conn: Connection, row: Any, client: str | None) -> Session:
-        hours = float(_settings(conn)["session_hours"])
+        hours = float(stored_settings(conn)["session_hours"])
         token, now = new_token(), self.clock()
         expires = _iso(now + timedelta(hours=hours))
         conn.execute(S.sessions.delete().where(S.sessions.c.expires_at < _iso(now)))  # tidy up
@@ -346,11 +340,11 @@ class Accounts:
     def settings(self) -> dict[str, Any]:
         """Every team setting (defaults filled in)."""
         with self._db.read() as conn:
-            return _settings(conn)
+            return stored_settings(conn)
 
     def set_setting(self, key: str, value: Any, *, by: str = "") -> None:
         """Change one team setting (checked: known key, sensible value)."""
-        value = _check_setting(key, value)
+        value = check_setting(key, value)
         t = S.team_settings
         with self._db.write() as conn:
             stmt = S.dialect_insert(conn.dialect.name)(t).values(key=key, value=value, updated_at=self._now(),
@@ -389,43 +383,3 @@ def _guard_last_admin(conn: Connection, row: Any, values: Mapping[str, Any]) -> 
                           .with_for_update()).scalars().all()
     if not set(admins) - {row.id}:
         raise InputError(f"{row.email} is the last admin", hint="make someone else admin first.")
-
-
-def read_settings(conn: Connection) -> dict[str, Any]:
-    """Every team setting (defaults filled in), inside the caller's transaction."""
-    return _settings(conn)
-
-
-def _settings(conn: Connection) -> dict[str, Any]:
-    stored = {r.key: r.value for r in conn.execute(sa.select(S.team_settings))}
-    return {**DEFAULT_SETTINGS, **{k: v for k, v in stored.items() if k in DEFAULT_SETTINGS}}
-
-
-def _check_setting(key: str, value: Any) -> Any:
-    if key == "session_hours":
-        try:
-            hours = 0.0 if isinstance(value, bool) else float(value)
-        except (TypeError, ValueError):
-            hours = 0.0
-        if not 0 < hours <= 24 * 90:
-            raise InputError(f"session_hours must be a number of hours between 0 and 2160, got {value!r}",
-                             hint="e.g. 12 for a working day.")
-        return hours
-    if key == "oidc_default_role":
-        if value != "none":
-            check_role(value)
-        return value
-    if key == "systems":
-        if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, dict) for k, v in value.items()):
-            raise InputError("systems must map names to declarations", hint="save systems from the Evaluate page.")
-        return value
-    if key == "overlap":
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 20:
-            raise InputError(f"overlap must be a whole number of judges between 1 and 20, got {value!r}",
-                             hint="e.g. 2 for two independent judgments per question.")
-        return value
-    if key == "blind":
-        if value is not None and not isinstance(value, bool):
-            raise InputError(f"blind must be true or false, got {value!r}", hint="true hides others' grades.")
-        return value
-    raise InputError(f"unknown team setting {key!r}", hint=f"known settings: {', '.join(DEFAULT_SETTINGS)}.")

@@ -29,10 +29,11 @@ from labeler.agreement import AgreementReport, Consensus, Ratings, agreement, co
 from labeler.corpus import Corpus, Document
 from labeler.golden import GoldenHealth, GoldenSet, golden_health
 from storage import collection as C
-from storage.accounts import Accounts, read_settings
+from storage.accounts import Accounts
 from storage import adjudication, golden_io, question_index, questions, runs, versions, work_queue
 from storage import schema as S
 from storage.engine import Database, default_db_url, normalize_db_url
+from storage.team_settings import read_settings
 from storage.versions import CorpusVersion, StaleJudgment
 from storage.records import (
     DEFAULT_COLLECTION, IMPORT_ANNOTATOR, Collection, GradeEvent, ImportPlan, ImportSummary, Judgment, Question,
