@@ -14,7 +14,8 @@ from sqlalchemy.engine import Connection
 
 from storage import schema as S
 from storage.collection import bump_revision, collection_row
-from storage.questions import check_stored_grade, question_row
+from storage.checks import check_stored_grade
+from storage.questions import question_row
 from storage.schema import utc_now
 
 

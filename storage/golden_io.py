@@ -30,8 +30,9 @@ from storage.import_plan import (
     ADJUDICATED, ANNOTATION_HASHES, ANNOTATION_NOTES, ANNOTATIONS, HISTORY, HISTORY_KEYS, VOTES, check_full_fields,
     file_adjudicated, file_grades, file_voters, plan_import,
 )
+from storage.checks import check_id, check_stored_grade, chunks
 from storage.questions import (
-    check_id, check_stored_grade, chunks, free_ids, judgment_rows, keep_history, question_query, to_question,
+    free_ids, judgment_rows, keep_history, question_query, to_question,
     write_judgments,
 )
 from storage import versions, votes

@@ -24,7 +24,7 @@ from sqlalchemy.engine import Connection
 from labeler.errors import InputError
 from labeler.golden import GoldenQuery, GoldenSet
 from storage import schema as S
-from storage.questions import check_id, check_stored_grade, chunks
+from storage.checks import check_id, check_stored_grade, chunks
 from storage.records import IMPORT_ANNOTATOR, Conflict, ImportPlan
 
 ANNOTATIONS, VOTES, ADJUDICATED = "annotations", "unanswerable_votes", "adjudicated"

@@ -33,7 +33,7 @@ from storage.accounts import Accounts
 from storage import adjudication, golden_io, question_index, questions, runs, versions, work_queue
 from storage import schema as S
 from storage.engine import Database, default_db_url, normalize_db_url
-from storage.team_settings import read_settings
+from storage.work_queue_store import LEASE_MINUTES, WorkQueueStore
 from storage.versions import CorpusVersion, StaleJudgment
 from storage.records import (
     DEFAULT_COLLECTION, IMPORT_ANNOTATOR, Collection, GradeEvent, ImportPlan, ImportSummary, Judgment, Question,
@@ -43,7 +43,6 @@ from storage.records import (
 __all__ = ["DEFAULT_COLLECTION", "IMPORT_ANNOTATOR", "Store", "default_db_url", "normalize_db_url", "open_store"]
 
 
-LEASE_MINUTES = 30  # a work-queue claim lasts this long, renewed by each grade
 
 def open_store(url: str | Path | None = None, *, synchronous: str = "FULL") -> "Store":
     """Open (creating and migrating as needed) the database at `url` (default: default_db_url()).
@@ -58,7 +57,7 @@ def open_store(url: str | Path | None = None, *, synchronous: str = "FULL") -> "
     return store
 
 
-class Store:
+class Store(WorkQueueStore):
     """Repository over one database; safe to share between threads (st.cache_resource)."""
 
     def __init__(self, url: str, *, synchronous: str = "FULL") -> None:
@@ -292,46 +291,6 @@ class Store:
     def health(self, *, collection: str = DEFAULT_COLLECTION) -> GoldenHealth:
         """Question count, unanswerable share, per-type counts, questions with no relevant doc yet."""
         return golden_health(self.export_golden(collection=collection))
-
-    # ---- the shared work queue (storage.work_queue)
-
-    def next_question(self, annotator: str, *, collection: str = DEFAULT_COLLECTION,
-                      lease_minutes: float = LEASE_MINUTES, give_back: str | None = None) -> str | None:
-        """Claim (lease_minutes) the question `annotator` should judge next: one still wanting judges (team
-        setting `overlap`) that they have not judged, closest to done first; None when none is left.
-        `give_back`: release their claim on that question first, and pass it over."""
-        with self._db.write() as conn:
-            return work_queue.next_question(conn, collection, annotator, overlap=int(read_settings(conn)["overlap"]),
-                                            now=self.clock(), lease=timedelta(minutes=lease_minutes),
-                                            give_back=give_back)
-
-    def claim_expiry(self, query_id: str, annotator: str, *, collection: str = DEFAULT_COLLECTION) -> str | None:
-        """When `annotator`'s live claim on the question ends (ISO UTC); None when they hold none."""
-        with self._db.read() as conn:
-            return work_queue.claim_expiry(conn, collection, query_id, annotator, now=self.clock())
-
-    def renew_claim(self, query_id: str, annotator: str, *, collection: str = DEFAULT_COLLECTION,
-                    lease_minutes: float = LEASE_MINUTES) -> bool:
-        """Extend `annotator`'s live claim on the question; False when they hold none (expired or never)."""
-        with self._db.write() as conn:
-            return work_queue.renew_claim(conn, collection, query_id, annotator, now=self.clock(),
-                                          lease=timedelta(minutes=lease_minutes))
-
-    def release_claim(self, query_id: str, annotator: str, *, collection: str = DEFAULT_COLLECTION) -> bool:
-        """Give the question back to the queue; False when `annotator` held no claim on it."""
-        with self._db.write() as conn:
-            return work_queue.release_claim(conn, collection, query_id, annotator)
-
-    def claims(self, *, collection: str = DEFAULT_COLLECTION) -> dict[str, list[str]]:
-        """query_id -> who holds a live claim on it."""
-        with self._db.read() as conn:
-            return work_queue.claims_of(conn, collection, now=self.clock())
-
-    def annotator_progress(self, *, collection: str = DEFAULT_COLLECTION,
-                           window_hours: float = 8) -> list[work_queue.Progress]:
-        """Per annotator: questions judged, judgments, judgments per hour over the last `window_hours`."""
-        with self._db.read() as conn:
-            return work_queue.progress(conn, collection, now=self.clock(), window=timedelta(hours=window_hours))
 
     # ---- adjudication (storage.adjudication)
 
