@@ -43,9 +43,7 @@ def identify(store) -> Actor:
             st.text_input("Annotator", key=Keys.ANNOTATOR, bind="query-params", placeholder="your name",
                           help="Every grade you give is saved under this name.")
         return local_actor(_spelling(store, st.session_state.get(Keys.ANNOTATOR) or ""))
-    allow_uploads(False)  # until signed in as someone who may upload (see views/_uploads.py)
-    mark_signed_in(False)  # until signed in, its websocket is paced (views/_visitors.py)
-    actor = _team_actor(store)
+    actor = _team_actor(store)  # stops, as _signed_out, unless signed in
     mark_signed_in(True)
     allow_uploads(actor.can(Can.OPEN_CORPUS) or actor.can(Can.IMPORT_GOLDEN))
     st.session_state[Keys.RECHECK] = lambda: _fresh_actor(store)
@@ -97,12 +95,12 @@ def _team_actor(store) -> Actor:
         try:
             return acc.oidc_actor(store, acc.oidc_claims(st.user))
         except LabelerError as exc:
-            _hide_navigation()
+            _signed_out()
             st.title("Golden Set Labeler", anchor=False)
             st.error(said(exc))
             st.button("Use another account", key="oidc-refused-sign-out", on_click=st.logout)
             st.stop()
-    _hide_navigation()
+    _signed_out()
     if st.session_state.get(GO, (None,))[0] == "sign-out":
         st.session_state.pop(GO)
         clear_cookie()  # so that a reload does not sign in again
@@ -110,6 +108,15 @@ def _team_actor(store) -> Actor:
     _sign_in_screen(store)
     st.stop()
     raise AssertionError("unreachable")  # st.stop raises
+
+
+def _signed_out() -> None:
+    """This browser session is not signed in: no uploads (views/_uploads.py), its websocket paced
+    (views/_visitors.py), no page navigation. Only decided here, once the run knows: marked out at the
+    start of every run, a signed-in session's messages arriving meanwhile were paced as a visitor's."""
+    allow_uploads(False)
+    mark_signed_in(False)
+    _hide_navigation()
 
 
 def _hide_navigation() -> None:
