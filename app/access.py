@@ -2,7 +2,7 @@
 
 A page may hide a button, but hiding is a courtesy: each write in `app/` takes the `Actor` and
 calls `actor.require(...)` first, so a call with the wrong role raises `AccessDenied` whatever
-the page shows. The roles are stored in the database (`storage.accounts`):
+the page shows. The roles are stored in the database (`labeler_storage.accounts`):
 - viewer: read everything, download exports, see runs;
 - annotator: also write questions, grade, run evaluations, and edit or delete their own
   questions while no one else has judged them;

@@ -1,6 +1,6 @@
 """Team mode: who is signed in (built-in accounts or OpenID Connect), and managing the team.
 
-Sign-in gives the page an `Actor` (app.access); every later action takes it. A built-in
+Sign-in gives the page an `Actor` (labeler_app.access); every later action takes it. A built-in
 session is a token held in the browser session and checked against the database on every
 rerun, so an expired session, a disabled user or a changed role applies at the next click.
 It survives a reload through a cookie: the page mints a one-time code (`cookie_code`) that the
@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
-from app.access import Actor, Can, Role
-from app.throttle import CheckBusy, ClientThrottle, HashGate, client_key
 from labeler.errors import AccessDenied, InputError, SignInError
 from labeler.passwords import invite_link
-from storage import Store
-from storage.accounts import User
+from labeler_app.access import Actor, Can, Role
+from labeler_app.throttle import CheckBusy, ClientThrottle, HashGate, client_key
+from labeler_storage import Store
+from labeler_storage.accounts import User
 
 TEAM_ENV = "LABELER_TEAM"  # set by `labeler app --team`
 log = logging.getLogger("labeler.accounts")
@@ -50,12 +50,12 @@ class SignedIn:
     expires_at: str
 
 
-CLIENTS = ClientThrottle()  # this process's count of failed sign-ins per client (app.throttle)
-CHECKS = HashGate()  # this process's password checks: bounded, fewest recent failures first (app.throttle)
+CLIENTS = ClientThrottle()  # this process's count of failed sign-ins per client (labeler_app.throttle)
+CHECKS = HashGate()  # this process's password checks: bounded, fewest recent failures first (labeler_app.throttle)
 
 
 def client_fingerprint(peer: str | None, headers: Mapping[str, str]) -> str:
-    """The client and browser a request comes from (address as app.throttle.client_key sees it, and the
+    """The client and browser a request comes from (address as labeler_app.throttle.client_key sees it, and the
     User-Agent): a session is bound to the one it signed in from."""
     agent = next((v for k, v in headers.items() if k.lower() == "user-agent"), "")
     return f"{client_key(peer, dict(headers))} {agent}"

@@ -3,7 +3,7 @@ grade an adjudicator sets (with a note), and agreement before and after adjudica
 
 A document is disputed when its grades fall on both sides of the relevance line (some >= 1, some
 0) or spread by 2 or more (labeler.agreement.Disagreement). The adjudicated grade outweighs the
-consensus rule in exports and evaluation (storage.adjudication); the grades stay as given.
+consensus rule in exports and evaluation (labeler_storage.adjudication); the grades stay as given.
 "After adjudication" agreement counts each adjudicated document as agreed at its final grade
 (every annotator's grade of it replaced by that grade): how much disagreement is left unresolved.
 """
@@ -13,13 +13,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.access import Actor, Can
-from app.blind import sees_others
 from labeler.agreement import Ratings, consensus
 from labeler.agreement_bootstrap import AgreementIntervals, bootstrap_agreement
 from labeler.errors import AccessDenied, InputError
-from storage import IMPORT_ANNOTATOR, Store
-from storage.adjudication import Adjudication
+from labeler_app.access import Actor, Can
+from labeler_app.blind import sees_others
+from labeler_storage import IMPORT_ANNOTATOR, Store
+from labeler_storage.adjudication import Adjudication
 
 GRADES = (0, 1, 2, 3)
 
@@ -68,7 +68,7 @@ def imported_note(ratings: Ratings, *, listed: str = "") -> str:
 
 def require_reader(store: Store, actor: Actor) -> None:
     """Refuse an annotator the queue and its agreement figures while the team judges blind: they name
-    who graded what (app.blind). Admins (who set final grades) and viewers read them."""
+    who graded what (labeler_app.blind). Admins (who set final grades) and viewers read them."""
     actor.require(Can.READ)
     if not sees_others(store, actor):
         raise AccessDenied("the Adjudicate page is for admins while the team judges blind: it shows who graded what",

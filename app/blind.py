@@ -2,16 +2,16 @@
 they have finished, so nobody anchors on a colleague.
 
 "Finished" is the Label page's: graded every candidate shown, or marked the question unanswerable
-(app.label.hides_others). A page over many questions (Golden set, Adjudicate) does not judge one
+(labeler_app.label.hides_others). A page over many questions (Golden set, Adjudicate) does not judge one
 question, so it shows an annotator no one else's grades while the team judges blind. Admins
 adjudicate and viewers do not judge: they see everything, except that an admin judging a question
 on the Label page is blind to it until finished, like anyone judging.
 """
 from __future__ import annotations
 
-from app.access import Actor, Role
-from app.accounts import team_mode
-from storage import Store
+from labeler_app.access import Actor, Role
+from labeler_app.accounts import team_mode
+from labeler_storage import Store
 
 HIDDEN = "(hidden: blind judging)"
 

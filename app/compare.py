@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from labeler import runs
 from labeler.evaluation import compare_reports
-from labeler.text import inert
-from storage import Store
-from storage.records import RunSummary
+from labeler_app import runs
+from labeler_app.text import inert
+from labeler_storage import Store
+from labeler_storage.records import RunSummary
 
 
 @dataclass(frozen=True)

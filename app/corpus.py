@@ -1,21 +1,21 @@
 """Corpus page: what is open (documents, chunks, model, index) and the document browser. Opening
-another corpus (a path on the server, an upload) is `app.corpus_files`, re-exported here."""
+another corpus (a path on the server, an upload) is `labeler_app.corpus_files`, re-exported here."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from app.access import Actor, Can
-from app.corpus_files import UPLOAD_SUFFIXES, load_corpus_within_limits, open_server_corpus, save_uploaded_corpus
-from app.workspace import normalize_corpus_path
 from labeler.corpus import Corpus
 from labeler.paths import SAMPLE_CORPUS
 from labeler.retrieval import Retriever
-from labeler.text import inert, inert_code
-from storage import Store
+from labeler_app.access import Actor, Can
+from labeler_app.corpus_files import UPLOAD_SUFFIXES, load_corpus_within_limits, open_server_corpus, save_uploaded_corpus
+from labeler_app.text import inert, inert_code
+from labeler_app.workspace import normalize_corpus_path
+from labeler_storage import Store
 
-__all__ = ["UPLOAD_SUFFIXES", "save_uploaded_corpus"]  # the page's upload check lives in app.corpus_files
+__all__ = ["UPLOAD_SUFFIXES", "save_uploaded_corpus"]  # the page's upload check lives in labeler_app.corpus_files
 
 
 def source_line(info: CorpusSummary, actor: Actor) -> str:

@@ -23,12 +23,12 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from app.corpus_zip import count_zip_members, extract_text_members  # noqa: F401 - count_zip_members: tests
-from app.workspace import normalize_corpus_path
 from labeler.corpus import Corpus, load_corpus
+from labeler.corpus.archive import count_zip_members, extract_text_members  # noqa: F401 - count_zip_members: tests
 from labeler.errors import CorpusError
 from labeler.file_guard import too_large
 from labeler.paths import SAMPLE_CORPUS, labeler_home
+from labeler_app.workspace import normalize_corpus_path
 
 ROOTS_ENV = "LABELER_CORPUS_ROOTS"
 UPLOAD_SUFFIXES = (".jsonl", ".json", ".ndjson", ".csv", ".zip")

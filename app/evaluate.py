@@ -1,5 +1,5 @@
 """Evaluate page: run a config against the golden set (the one evaluation use case,
-`labeler.runs`, that the CLI's `eval` also calls), and what one saved run shows: means with CIs,
+`labeler_app.runs`, that the CLI's `eval` also calls), and what one saved run shows: means with CIs,
 per type, abstention with its sweep, the worst questions; the saved-run history."""
 from __future__ import annotations
 
@@ -7,9 +7,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.access import Actor, Can
-from app.systems import system_line
-from labeler import runs
 from labeler.config import RunConfig, parse_filters
 from labeler.corpus import Corpus
 from labeler.evaluation import CI_RESAMPLES, EvalReport
@@ -17,9 +14,12 @@ from labeler.evaluation.stale import stale_line
 from labeler.metrics import DEFAULT_CUTOFFS
 from labeler.progress import Progress
 from labeler.retrieval import Retriever
-from labeler.text import inert
-from storage import Store
-from storage.records import RunRecord, RunSummary
+from labeler_app import runs
+from labeler_app.access import Actor, Can
+from labeler_app.systems import system_line
+from labeler_app.text import inert
+from labeler_storage import Store
+from labeler_storage.records import RunRecord, RunSummary
 
 HEADLINE = ("recall", "precision", "mrr", "ndcg")
 CUTOFFS = DEFAULT_CUTOFFS

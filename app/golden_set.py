@@ -10,21 +10,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import IO, Any
 
-from app.access import Actor, Can
-from app.blind import HIDDEN, sees_others
-from app.label import question_choice_label
-from app.recheck import stale_line
-from app.workspace import normalize_corpus_path
-from app.adjudicate import differ_from_import, imported_note, people_ratings
 from labeler.agreement import agreement, consensus, unanswerable_disagreement
 from labeler.corpus import Corpus
 from labeler.errors import AccessDenied, InputError
 from labeler.golden import GoldenHealth, GoldenSet, golden_health
 from labeler.status import Status
-from labeler.text import inert
-from labeler.transfer import FORMATS, export_bytes, import_golden_set, plan_golden_import, read_for_import
-from storage import IMPORT_ANNOTATOR, Store
-from storage.records import ImportPlan
+from labeler_app.access import Actor, Can
+from labeler_app.adjudicate import differ_from_import, imported_note, people_ratings
+from labeler_app.blind import HIDDEN, sees_others
+from labeler_app.label import question_choice_label
+from labeler_app.recheck import stale_line
+from labeler_app.text import inert
+from labeler_app.transfer import FORMATS, export_bytes, import_golden_set, plan_golden_import, read_for_import
+from labeler_app.workspace import normalize_corpus_path
+from labeler_storage import IMPORT_ANNOTATOR, Store
+from labeler_storage.records import ImportPlan
 
 STATUS_CHOICES = tuple(s.value for s in Status)
 COLUMNS = ("query_id", "question", "type", "status", "judged", "relevant", "labels", "annotators", "updated")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from storage import Store
+from labeler_storage import Store
 
 HOLE_DEPTH = 10  # the top k searched for holes (a saved run keeps its top 10 per question)
 

@@ -9,15 +9,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from app.access import Actor, Can
-from app.blind import sees_others
 from labeler.candidates import Candidate, keyword_search, query_terms, shuffled
 from labeler.corpus import Corpus
 from labeler.errors import InputError
-from labeler.status import Status, status_reason
-from labeler.text import highlight_markup, inert, inert_code, snippet
-from storage import IMPORT_ANNOTATOR, Store
-from storage.records import QuestionStatus, QuestionSummary
+from labeler.status import Status
+from labeler_app.access import Actor, Can
+from labeler_app.blind import sees_others
+from labeler_app.text import highlight_markup, inert, inert_code, snippet, status_reason
+from labeler_storage import IMPORT_ANNOTATOR, Store
+from labeler_storage.records import QuestionStatus, QuestionSummary
 
 GRADES = {0: "Not relevant", 1: "Partly", 2: "Relevant", 3: "Answers fully"}
 GRADE_KEYS = ("Not", "Partly", "Relevant", "Fully")  # the keyboard bar's short labels
@@ -124,7 +124,7 @@ def candidate_views(corpus: Corpus, pooled: Sequence[Candidate], status: Questio
 def judging_views(store: Store, actor: Actor, corpus: Corpus, pooled: Sequence[Candidate], status: QuestionStatus,
                   *, shuffle: bool = False) -> tuple[list[CandidateView], bool]:
     """The candidates as `actor` may see them, and True when others' grades are hidden from them
-    (app.blind: until they have finished the question, no other annotator's grade shows, nor a
+    (labeler_app.blind: until they have finished the question, no other annotator's grade shows, nor a
     document only others added; someone who may not grade judges nothing, so nothing is hidden)."""
     views = candidate_views(corpus, pooled, status, actor.name, shuffle=shuffle)
     finished = not hides_others(views, status, actor.name) if actor.can(Can.GRADE) else None
@@ -285,7 +285,7 @@ def grade(store: Store, actor: Actor, query_id: str, doc_id: str, grade: int | N
 
 
 def next_for_me(store: Store, actor: Actor, give_back: str | None = None) -> str | None:
-    """Claim the question the actor should judge next from the shared queue (storage.work_queue):
+    """Claim the question the actor should judge next from the shared queue (labeler_storage.work_queue):
     its query id, or None when no question wants another judge. With `give_back`, first release
     their claim on a question they will not judge (too hard, not their field), which this pick
     then passes over."""

@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from labeler.candidates import Candidate
-from labeler.text import inert
 from labeler.metrics import MRR, Judged, Qrels, Recall, Run, calc_aggregate, calc_per_query, nDCG
-from storage import Store
+from labeler_app.text import inert
+from labeler_storage import Store
 
 PREVIEW_K = 10  # the pool's depth per retriever (labeler.candidates.pool_candidates)
 RETRIEVER_NAMES = {"bm25": "BM25"}

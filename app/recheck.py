@@ -1,9 +1,9 @@
 """Stale labels in the app: the Re-check queue (old and new text side by side, confirm or regrade),
 the counts the Golden set page shows, and the corpus versions the Corpus page lists.
 
-A judgment is stale when its document was edited or deleted since it was given (storage.versions).
+A judgment is stale when its document was edited or deleted since it was given (labeler_storage.versions).
 Confirming says "my grade still holds for the text as it is now": the grade is kept and becomes
-current. Regrading is an ordinary grade (app.label.grade) against the current text.
+current. Regrading is an ordinary grade (labeler_app.label.grade) against the current text.
 """
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from app.access import Actor, Can
 from labeler.corpus import Corpus, Document
-from labeler.corpus_versions import DELETED, golden_staleness, stale_count_text, word_diff
+from labeler.corpus.versions import DELETED, golden_staleness, stale_count_text, word_diff
 from labeler.errors import InputError
 from labeler.golden import GoldenSet
-from labeler.text import counted, inert
-from storage import Store
-from storage.versions import StaleJudgment
+from labeler_app.access import Actor, Can
+from labeler_app.text import counted, inert
+from labeler_storage import Store
+from labeler_storage.versions import StaleJudgment
 
 RECHECK_PAGE = 10  # items shown at once: each carries two texts
 
@@ -159,7 +159,7 @@ def stale_line(store: Store, golden: GoldenSet) -> str:
 
 def version_rows(store: Store) -> list[dict[str, Any]]:
     """The Corpus page's history: one row per recorded version, newest first. A row recording another
-    corpus (another source: labeler.corpus_versions.same_source) has no added/deleted/edited counts."""
+    corpus (another source: labeler.corpus.versions.same_source) has no added/deleted/edited counts."""
     def count(v, ids) -> int | None:
         return None if v.new_corpus else len(ids)
 

@@ -25,9 +25,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from app.access import Actor, Can
-from app.background import BackgroundCalls, Pending
-from labeler import runs
 from labeler.corpus import Corpus
 from labeler.errors import ConfigError, InputError
 from labeler.golden import GoldenSet
@@ -37,8 +34,11 @@ from labeler.systems import HttpSystem, QueryProbe, RunFileSystem, System
 from labeler.systems.endpoint_spec import redact, strings_in
 from labeler.systems.http import DEFAULT_PORTS, host_allowed
 from labeler.systems.secrets import literal_secrets, mask_url
-from storage import Store
-from storage.records import RunRecord
+from labeler_app import runs
+from labeler_app.access import Actor, Can
+from labeler_app.background import BackgroundCalls, Pending
+from labeler_storage import Store
+from labeler_storage.records import RunRecord
 
 SYSTEM_ENV = "LABELER_SYSTEM_ENV"
 SYSTEM_HOSTS = "LABELER_SYSTEM_HOSTS"

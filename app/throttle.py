@@ -1,6 +1,6 @@
 """Sign-in attempts per client, in this process: what one browser (or one script) can cost the server.
 
-The database throttles each address (storage.accounts); this throttles each client, so one client
+The database throttles each address (labeler_storage.accounts); this throttles each client, so one client
 spraying sign-ins at many addresses checks few passwords (argon2 costs 64 MiB and ~0.1 s of a core
 each) and cannot slow everyone else's sign-in. A client's first FREE_FAILURES failures cost
 nothing; after them it waits 1 s, then 2, 4, ... up to MAX_WAIT (a minute) before its next attempt,

@@ -7,11 +7,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.access import Actor, Can
 from labeler.corpus import Corpus
 from labeler.paths import SAMPLE_CORPUS
-from labeler.transfer import import_golden_set, read_for_import
-from storage import Collection, Store
+from labeler_app.access import Actor, Can
+from labeler_app.transfer import import_golden_set, read_for_import
+from labeler_storage import Collection, Store
 
 CORPUS_ENV = "LABELER_CORPUS"
 DEMO_GOLDEN = SAMPLE_CORPUS / "golden.jsonl"

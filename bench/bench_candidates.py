@@ -19,8 +19,8 @@ def main(n_questions: int = 200) -> None:
     os.environ["LABELER_HOME"] = str(BENCH_HOME)
     from labeler.candidates import pool_candidates
     from labeler.config import RunConfig
-    from labeler.embedding import load_model
     from labeler.retrieval import open_retriever
+    from labeler.retrieval.embedding import load_model
 
     corpus = scifact_docs()
     t0 = time.perf_counter()

@@ -156,7 +156,7 @@ def model_ceiling(questions: list[str], batch: int = CONCURRENCY) -> float:
     `batch` over one by one. The endpoint's ratio cannot beat it: its batches hold at most
     CONCURRENCY questions, and HTTP adds the same work per question both ways."""
     from labeler.config import RunConfig
-    from labeler.embedding import Embedder
+    from labeler.retrieval.embedding import Embedder
 
     embedder = Embedder(RunConfig().model)
     embedder.encode_queries(questions[:batch])  # load and warm

@@ -22,11 +22,11 @@ ADD_REPEATS = 3
 
 
 def main(n_docs: int | None = None, n_added: int = 100) -> None:
-    from labeler.chunking import render
     from labeler.config import RunConfig
     from labeler.corpus import Corpus, Document
-    from labeler.embedding import Embedder
     from labeler.retrieval import open_retriever
+    from labeler.retrieval.chunking import render
+    from labeler.retrieval.embedding import Embedder
     from labeler.retrieval.vector_store import VectorStore, text_keys
 
     corpus = scifact_docs(n_docs)

@@ -15,10 +15,10 @@ from _common import scifact_docs, timed
 
 
 def main(n_docs: int = 1000) -> None:
-    from labeler.chunking import render
     from labeler.config import RunConfig
-    from labeler.embedding import load_model
     from labeler.retrieval import open_retriever
+    from labeler.retrieval.chunking import render
+    from labeler.retrieval.embedding import load_model
 
     corpus = scifact_docs(n_docs)
     config = RunConfig()

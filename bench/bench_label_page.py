@@ -35,7 +35,7 @@ def time_label_page(home: Path, corpus: Path, question: str, clicks: int) -> dic
     st.cache_resource.clear()
 
     t0 = time.perf_counter()
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=1800)
+    at = AppTest.from_file(str(REPO / "edge" / "streamlit_app.py"), default_timeout=1800)
     at.run()
     at.sidebar.text_input(key="annotator").input("bench").run()
     at.text_input(key="new_question").input(question)

@@ -11,7 +11,7 @@ of grade buttons (the whole rerun, database write included, browser excluded). T
 `<home>/cache` is shared with bench_label_page.py: SciFact is embedded once (~6-10 min on 2 cores).
 
     .venv/bin/python bench/bench_label_page_team.py [--home DIR (default $BENCH_HOME)]
-        [--clicks 20] [--entry streamlit_app.py] [--repo DIR (default: the repo this file is in)]
+        [--clicks 20] [--entry edge/streamlit_app.py] [--repo DIR (default: the repo this file is in)]
 
 Before/after the app-layer refactor (issue 8), from the old checkout: `--repo OLD --entry app.py`.
 """
@@ -51,7 +51,7 @@ def seed_database(db: Path, corpus_path: Path, team: bool) -> tuple[list[str], i
     """Fill a fresh database through the store API; returns (question ids in order, judgments written)."""
     from labeler.corpus import load_corpus
     from labeler.golden import GoldenQuery, GoldenSet, read_golden
-    from storage.store import open_store
+    from labeler_storage.store import open_store
 
     corp = load_corpus(corpus_path)
     where = dict(corpus_path=str(corpus_path.resolve()), corpus_fingerprint=corp.fingerprint)
@@ -131,7 +131,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--home", type=Path, default=BENCH_HOME)
     parser.add_argument("--clicks", type=int, default=20)
-    parser.add_argument("--entry", default="streamlit_app.py", help="the Streamlit entry script, relative to --repo")
+    parser.add_argument("--entry", default="edge/streamlit_app.py", help="the Streamlit entry script, relative to --repo")
     parser.add_argument("--repo", type=Path, default=HERE)
     args = parser.parse_args()
     if not prepare_scifact_home(args.home):

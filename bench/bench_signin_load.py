@@ -1,6 +1,6 @@
 """A real user's sign-in on a team server while hostile signed-out sessions spray sign-ins and uploads.
 
-Starts the team server (`python -m views._serve run team_app.py`, what `labeler app --team` runs) on
+Starts the team server (`python -m labeler_edge._serve run team_app.py`, what `labeler app --team` runs) on
 loopback against a fresh LABELER_HOME on SQLite, with two accounts. Then: a real user signs in,
 ROUNDS times one after another, each in a new Streamlit session (the protocol client of
 tests/streamlit_client.py: a session as a browser tab holds it); then SESSIONS hostile clients

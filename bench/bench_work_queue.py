@@ -24,7 +24,7 @@ from _common import REPO, percentiles  # noqa: E402
 N_ANNOTATORS, N_QUESTIONS = 8, 300
 ANNOTATOR = textwrap.dedent("""
     import json, sys, time
-    from storage import open_store
+    from labeler_storage import open_store
 
     url, name, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
     store = open_store(url, synchronous="NORMAL")
@@ -45,7 +45,7 @@ ANNOTATOR = textwrap.dedent("""
 
 
 def setup(url: str) -> None:
-    from storage import open_store
+    from labeler_storage import open_store
 
     with open_store(url, synchronous="NORMAL") as store:
         for i in range(N_QUESTIONS):

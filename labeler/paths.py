@@ -4,7 +4,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-SAMPLE_CORPUS = Path(__file__).resolve().parents[1] / "sample_corpus"
+_HERE = Path(__file__).resolve().parent
+# A checkout's top-level sample_corpus/; an installed wheel carries the same files as labeler/sample_corpus/.
+SAMPLE_CORPUS = next((p for p in (_HERE.parent / "sample_corpus", _HERE / "sample_corpus") if p.is_dir()),
+                     _HERE.parent / "sample_corpus")
 
 
 def labeler_home() -> Path:

@@ -1,10 +1,11 @@
 """Persistence: schema, migrations and repositories for collections, questions, judgments, runs.
 
 Never imports streamlit. Pages and the CLI use `open_store()` and the `Store` methods; the
-records it returns live in storage.records.
+records it returns live in labeler_storage.records.
 """
-from storage.engine import default_db_url, normalize_db_url
-from storage.records import (
+from labeler_storage.bound import CollectionStore
+from labeler_storage.engine import default_db_url, normalize_db_url
+from labeler_storage.records import (
     DEFAULT_COLLECTION,
     IMPORT_ANNOTATOR,
     Collection,
@@ -16,8 +17,7 @@ from storage.records import (
     RunRecord,
     RunSummary,
 )
-from storage.store import Store, open_store
-from storage.bound import CollectionStore
+from labeler_storage.store import Store, open_store
 
 __all__ = [
     "DEFAULT_COLLECTION", "IMPORT_ANNOTATOR", "Collection", "CollectionStore", "ImportSummary", "Judgment", "Question",

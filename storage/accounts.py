@@ -1,7 +1,7 @@
-"""Team accounts: users and their roles, sign-in sessions, throttling, invites (team settings: storage.team_settings).
+"""Team accounts: users and their roles, sign-in sessions, throttling, invites (team settings: labeler_storage.team_settings).
 
 One `Accounts` per store (`store.accounts`); each method is one transaction. The roles are
-stored here; what each role may do is decided by the app layer (`app.access`). Passwords and
+stored here; what each role may do is decided by the app layer (`labeler_app.access`). Passwords and
 tokens are hashed by `labeler.passwords`: the database holds no password and no usable token.
 
 Sign-in throttling is per address (known or not, so the answer does not tell which exist): the
@@ -9,12 +9,12 @@ first MAX_FAILURES failures within FAILURE_WINDOW cost nothing; each one after t
 address wait before its next attempt, 1 s, then 2, 4, ... up to MAX_DELAY, and no password is
 checked while it waits. A delay rather than a lock: someone guessing for another's address slows
 them down by MAX_DELAY at most, never locks them out (the app also throttles each client, see
-app.throttle). Each attempt is counted (under the write lock) before its password is checked and
+labeler_app.throttle). Each attempt is counted (under the write lock) before its password is checked and
 uncounted by a success, so parallel attempts cannot each get a guess in. `unlock` and a new
 password (set by an admin, or through an invite) clear an address's count.
 
 A session records the digest of the client it signed in from (`client`: address and browser, see
-app.accounts.client_fingerprint). The browser keeps it across reloads in a cookie that a team-server
+labeler_app.accounts.client_fingerprint). The browser keeps it across reloads in a cookie that a team-server
 route sets: the page asks for a one-time code (`new_code`, valid CODE_LIFETIME), the route trades it
 (`exchange_code`, once, from the same client only) for a second token of the session, which only the
 cookie holds (the tab keeps its own); `session_user(token, client)` reads it back for that client
@@ -33,8 +33,8 @@ from sqlalchemy.engine import Connection
 
 from labeler.errors import InputError, SignInError
 from labeler.passwords import hash_password, new_token, token_digest, verify_password
-from storage import schema as S
-from storage.team_settings import check_setting, stored_settings
+from labeler_storage import schema as S
+from labeler_storage.team_settings import check_setting, stored_settings
 
 ROLES = ("admin", "annotator", "viewer")
 MAX_FAILURES = 5  # failures that cost no wait
@@ -228,7 +228,7 @@ class Accounts:
                 check_with: Callable[[Callable[[], bool]], bool] = lambda check: check()) -> Session:
         """A session for the right password; a SignInError (the same for any wrong address or password),
         or, after MAX_FAILURES, a throttled refusal that checks nothing until the address's wait ends.
-        `check_with(check)` runs the password check (the app queues it: app.throttle.HashGate)."""
+        `check_with(check)` runs the password check (the app queues it: labeler_app.throttle.HashGate)."""
         try:
             email = normalize_email(email)
         except InputError:

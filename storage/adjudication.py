@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from storage import schema as S
-from storage.collection import bump_revision, collection_row
-from storage.checks import check_stored_grade
-from storage.questions import question_row
-from storage.schema import utc_now
+from labeler_storage import schema as S
+from labeler_storage.checks import check_stored_grade
+from labeler_storage.collection import bump_revision, collection_row
+from labeler_storage.questions import question_row
+from labeler_storage.schema import utc_now
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ import functools
 import inspect
 from typing import Any
 
-from storage.store import Store
+from labeler_storage.store import Store
 
 
 @functools.lru_cache(maxsize=None)

@@ -8,7 +8,7 @@ from typing import Any
 from labeler.errors import InputError
 from labeler.golden import GRADE_MAX, GRADE_MIN, HINT_QUESTION, question_problem
 from labeler.ids import ID_HINT, id_problem
-from storage.records import IMPORT_ANNOTATOR
+from labeler_storage.records import IMPORT_ANNOTATOR
 
 CHUNK = 500  # rows per executemany / IN (...) list
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1

@@ -11,7 +11,7 @@ directory (`$LABELER_HOME`, else `.labeler/` in the cwd) is created on first use
 
 PostgreSQL (`postgresql+psycopg://user@host/db`, psycopg 3; `postgresql://` means the same) runs
 at READ COMMITTED: a write that reads before it writes locks what it depends on first (its
-collection's row, storage.collection.lock_collection), and inserts that two writers may race to
+collection's row, labeler_storage.collection.lock_collection), and inserts that two writers may race to
 make rely on ON CONFLICT, so the same writes are safe on both engines. LABELER_DB_URL, when set,
 is the default database instead of the SQLite file.
 """
@@ -31,8 +31,8 @@ from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.pool import StaticPool
 
 from labeler.errors import LabelerError, StorageError
-from storage import migrations as M
-from storage import schema as S
+from labeler_storage import migrations as M
+from labeler_storage import schema as S
 
 DB_FILENAME = "labeler.db"
 DB_URL_ENV = "LABELER_DB_URL"

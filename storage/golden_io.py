@@ -2,7 +2,7 @@
 
 Export: each question with its consensus `relevance` (adjudicated grades outweigh it) and, beside
 it, everything the collection holds about it: each annotator's grades, votes, adjudications,
-content hashes, the replaced grades. Import: storage.import_plan classifies each question of the
+content hashes, the replaced grades. Import: labeler_storage.import_plan classifies each question of the
 file (new, identical, conflicting); new ones are written with the state the file gives (so an
 export imported into any collection exports the same bytes), identical ones are left, and
 conflicting ones only as the caller chose. A consensus-only file's grades and `unanswerable` flag
@@ -20,25 +20,25 @@ from sqlalchemy.engine import Connection
 
 from labeler.agreement import consensus
 from labeler.corpus import Corpus
-from labeler.corpus_versions import DOC_HASHES_FIELD
+from labeler.corpus.versions import DOC_HASHES_FIELD
 from labeler.errors import ImportConflictError, InputError
 from labeler.golden import GoldenQuery, GoldenSet
 from labeler.status import status_of
-from storage import schema as S
-from storage.collection import bump_revision, collection_id, collection_row, record_corpus
-from storage.import_plan import (
+from labeler_storage import schema as S
+from labeler_storage import versions, votes
+from labeler_storage.adjudication import adjudications
+from labeler_storage.checks import check_id, check_stored_grade, chunks
+from labeler_storage.collection import bump_revision, collection_id, collection_row, record_corpus
+from labeler_storage.import_plan import (
     ADJUDICATED, ANNOTATION_HASHES, ANNOTATION_NOTES, ANNOTATIONS, HISTORY, HISTORY_KEYS, VOTES, check_full_fields,
     file_adjudicated, file_grades, file_voters, plan_import,
 )
-from storage.checks import check_id, check_stored_grade, chunks
-from storage.questions import (
+from labeler_storage.questions import (
     free_ids, judgment_rows, keep_history, question_query, to_question,
     write_judgments,
 )
-from storage import versions, votes
-from storage.adjudication import adjudications
-from storage.records import IMPORT_ANNOTATOR, ImportPlan, ImportSummary
-from storage.schema import utc_now
+from labeler_storage.records import IMPORT_ANNOTATOR, ImportPlan, ImportSummary
+from labeler_storage.schema import utc_now
 
 
 def export_golden(conn: Connection, *, collection: str, complete_only: bool, mark_stale: bool = False) -> GoldenSet:
@@ -150,7 +150,7 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
                   corpus_fingerprint: str | None, progress: Callable[[int, int], None] | None,
                   by: str = "", corpus: Corpus | None = None, on_conflict: str | None = None) -> ImportSummary:
     """Add the file's new questions; leave identical ones; a conflicting one (same id, another state:
-    storage.import_plan) is added under a fresh id (`on_conflict="new"`, the file's id kept as
+    labeler_storage.import_plan) is added under a fresh id (`on_conflict="new"`, the file's id kept as
     `source_id`), skipped, or replaced ("replace": its old text and grades go to the history). With
     conflicts and no `on_conflict`, an ImportConflictError and nothing written. One transaction: the caller's.
 

@@ -10,7 +10,7 @@ Each question of the file is then
 - new: no question of the collection has its id;
 - identical: the stored question has that state already (importing it changes nothing);
 - conflicting: same id, and something differs (the text, someone's grades, the votes, the
-  adjudications). A conflict is never applied unless the caller chooses how (storage.golden_io).
+  adjudications). A conflict is never applied unless the caller chooses how (labeler_storage.golden_io).
 """
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ from sqlalchemy.engine import Connection
 
 from labeler.errors import InputError
 from labeler.golden import GoldenQuery, GoldenSet
-from storage import schema as S
-from storage.checks import check_id, check_stored_grade, chunks
-from storage.records import IMPORT_ANNOTATOR, Conflict, ImportPlan
+from labeler_storage import schema as S
+from labeler_storage.checks import check_id, check_stored_grade, chunks
+from labeler_storage.records import IMPORT_ANNOTATOR, Conflict, ImportPlan
 
 ANNOTATIONS, VOTES, ADJUDICATED = "annotations", "unanswerable_votes", "adjudicated"
 ANNOTATION_HASHES, ANNOTATION_NOTES, HISTORY = "annotation_hashes", "annotation_notes", "grade_history"

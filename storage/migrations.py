@@ -28,7 +28,7 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from labeler.errors import StorageError
-from storage.schema import schema_version, utc_now
+from labeler_storage.schema import schema_version, utc_now
 
 ALEMBIC_DIR = Path(__file__).with_name("alembic")
 LATEST_VERSION = 14

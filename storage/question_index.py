@@ -10,13 +10,13 @@ r of them >= 1:
   grade >= 1, and floor((a + b) / 2) >= 1 iff a + b >= 2. With grades 0-3 that is "b >= 2";
   an imported scale may hold negative grades, hence the general form. a <= 0 < b, so a + b
   cannot overflow a 64-bit integer.
-An adjudicated grade (storage.adjudication) outweighs the consensus of its document, as in the
+An adjudicated grade (labeler_storage.adjudication) outweighs the consensus of its document, as in the
 export, so a question's status here is the status its exported qrels have.
 An imported grade counts only for a document no person graded (labeler.agreement.counted).
 tests/test_storage_index.py checks this against `labeler.agreement.consensus` on generated cases.
 
 A process keeps what it computed (`IndexCache`, one per Store) and, after a write, recomputes only
-the questions whose `touched` revision moved (storage.collection.bump_revision marks them, in any
+the questions whose `touched` revision moved (labeler_storage.collection.bump_revision marks them, in any
 process): a rerun after a grade reads the question rows and one question's judgments, not every
 judgment of the collection.
 """
@@ -30,9 +30,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from labeler.status import Status, status_from_counts
-from storage import schema as S
-from storage.collection import collection_id
-from storage.records import IMPORT_ANNOTATOR, QuestionSummary
+from labeler_storage import schema as S
+from labeler_storage.collection import collection_id
+from labeler_storage.records import IMPORT_ANNOTATOR, QuestionSummary
 
 
 def relevant_documents_query(cid: int, ids: Sequence[int] | None = None) -> sa.Select:

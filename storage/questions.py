@@ -1,7 +1,7 @@
-"""Questions and judgments inside a transaction: writes and one question's status (the checks of what they are given: storage.checks).
+"""Questions and judgments inside a transaction: writes and one question's status (the checks of what they are given: labeler_storage.checks).
 
 Rules this module decides (DESIGN.md leaves them open):
-- Unanswerable is each annotator's own vote (storage.votes has the rules and the consensus):
+- Unanswerable is each annotator's own vote (labeler_storage.votes has the rules and the consensus):
   one cannot vote so while grading a document of the question >= 1, nor grade >= 1 while
   voting so (grade 0, "seen and rejected", is fine).
 - Grades set in the app are 0-3; an import may carry another scale if it was read with
@@ -22,12 +22,12 @@ from labeler.agreement import consensus
 from labeler.corpus import Document
 from labeler.errors import InputError
 from labeler.status import status_of
-from storage import schema as S
-from storage import versions, votes
-from storage.checks import check_annotator, check_grade, check_id, check_text, chunks
-from storage.collection import bump_revision, collection_id, collection_row, lock_collection
-from storage.records import IMPORT_ANNOTATOR, GradeEvent, Judgment, Question, QuestionStatus
-from storage.schema import utc_now
+from labeler_storage import schema as S
+from labeler_storage import versions, votes
+from labeler_storage.checks import check_annotator, check_grade, check_id, check_text, chunks
+from labeler_storage.collection import bump_revision, collection_id, collection_row, lock_collection
+from labeler_storage.records import IMPORT_ANNOTATOR, GradeEvent, Judgment, Question, QuestionStatus
+from labeler_storage.schema import utc_now
 
 _AUTO_ID = re.compile(r"q-(\d+)")
 
@@ -60,7 +60,7 @@ def to_judgment(row: Any) -> Judgment:
 def question_row(conn: Connection, collection: str, query_id: str, *, required: bool = True,
                  lock: bool = False) -> Any:
     """The question's row (question_query columns); None, or an InputError when `required`. With `lock`
-    (a write), its collection is locked first (storage.collection.lock_collection)."""
+    (a write), its collection is locked first (labeler_storage.collection.lock_collection)."""
     if lock:
         lock_collection(conn, collection)
     q, c = S.questions, S.collections
@@ -324,7 +324,7 @@ def status_for(question: Question, judgments: tuple[Judgment, ...], voters: tupl
 
 
 def _adjudicated(conn: Connection, question_ids: list[int]) -> dict[int, dict[str, int]]:
-    """question row id -> {doc_id: adjudicated grade} (storage.adjudication writes them)."""
+    """question row id -> {doc_id: adjudicated grade} (labeler_storage.adjudication writes them)."""
     a = S.adjudications
     out: dict[int, dict[str, int]] = {}
     for i in range(0, len(question_ids), 500):

@@ -5,8 +5,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from labeler.golden import GoldenQuery
 from labeler.agreement import unanswerable_disagreement
+from labeler.golden import GoldenQuery
 from labeler.status import Status
 
 DEFAULT_COLLECTION = "default"
@@ -80,7 +80,7 @@ class QuestionStatus:
     judgments: tuple[Judgment, ...]
     consensus: Mapping[str, int]  # doc_id -> consensus grade
     status: Status
-    voters: tuple[str, ...] = ()  # who votes it unanswerable (storage.votes), sorted
+    voters: tuple[str, ...] = ()  # who votes it unanswerable (labeler_storage.votes), sorted
     adjudicated: Mapping[str, int] = field(default_factory=dict)  # doc_id -> final grade (outweighs the consensus)
 
     def votes_unanswerable(self, annotator: str) -> bool:

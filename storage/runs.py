@@ -13,10 +13,10 @@ from sqlalchemy.engine import Connection
 
 from labeler.config import config_hash_of
 from labeler.errors import InputError
-from storage import schema as S
-from storage.collection import bump_revision, collection_id
-from storage.records import RunRecord, RunSummary
-from storage.schema import utc_now
+from labeler_storage import schema as S
+from labeler_storage.collection import bump_revision, collection_id
+from labeler_storage.records import RunRecord, RunSummary
+from labeler_storage.schema import utc_now
 
 
 def json_ready(value: Any) -> Any:

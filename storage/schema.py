@@ -1,7 +1,7 @@
 """The database schema: the current tables as one constant; numbered Alembic revisions build it.
 
 `SCHEMA` describes the tables as they are after the last revision; queries use it.
-storage.migrations (the revisions in storage/alembic/versions/) brings any older database, down
+labeler_storage.migrations (the revisions in storage/alembic/versions/) brings any older database, down
 to an empty one, up to date.
 
 Times are ISO 8601 UTC strings ("2026-11-29T10:00:00Z"), JSON is stored as text: both behave
@@ -96,7 +96,7 @@ questions = sa.Table(
     sa.Column("credited_annotators", JSONText, nullable=False, server_default="[]"),
     sa.Column("corpus_fingerprint", sa.Text),
     sa.Column("updated_by", sa.Text, nullable=False, server_default=""),  # v6
-    # v11: the collection revision of the question's last change (storage.collection.bump_revision)
+    # v11: the collection revision of the question's last change (labeler_storage.collection.bump_revision)
     sa.Column("touched", sa.Integer, nullable=False, server_default="0"),
     sa.UniqueConstraint("collection_id", "query_id", name="uq_questions_collection_query"),
 )
@@ -187,7 +187,7 @@ judgment_history = sa.Table(
     sa.Index("ix_judgment_history_question", "question_id", "doc_id"),
 )
 
-# v7: each annotator's own "unanswerable" vote (storage.votes); questions.unanswerable keeps the consensus.
+# v7: each annotator's own "unanswerable" vote (labeler_storage.votes); questions.unanswerable keeps the consensus.
 unanswerable_votes = sa.Table(
     "unanswerable_votes", SCHEMA,
     sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True),
@@ -195,7 +195,7 @@ unanswerable_votes = sa.Table(
     sa.Column("created_at", sa.Text, nullable=False),
 )
 
-# v6: team mode. Roles are stored here and enforced by the app layer (app.access).
+# v6: team mode. Roles are stored here and enforced by the app layer (labeler_app.access).
 users = sa.Table(
     "users", SCHEMA,
     sa.Column("id", sa.Integer, primary_key=True),
@@ -221,7 +221,7 @@ sessions = sa.Table(
     sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
     sa.Column("created_at", sa.Text, nullable=False),
     sa.Column("expires_at", sa.Text, nullable=False),
-    # v14: the sign-in kept in a cookie (storage.accounts): sha256 of the client it came from, the
+    # v14: the sign-in kept in a cookie (labeler_storage.accounts): sha256 of the client it came from, the
     # one-time code the browser trades for the cookie (its sha256, and when it stops working), and the
     # sha256 of the cookie's token (a second token of the session: the tab that signed in keeps its own)
     sa.Column("client_hash", sa.Text),
@@ -249,7 +249,7 @@ team_settings = sa.Table(
 )
 
 
-# v10: the shared work queue (storage.work_queue): who is judging which question, until when.
+# v10: the shared work queue (labeler_storage.work_queue): who is judging which question, until when.
 claims = sa.Table(
     "claims", SCHEMA,
     sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True),

@@ -1,13 +1,13 @@
 """The labeler database behind one facade: `Store`, and `open_store` to get one.
 
 One `Store` per database URL (SQLite by default: one file under `$LABELER_HOME`). Each public
-method is one transaction: the Store opens it (see storage.engine) and calls a function of the
+method is one transaction: the Store opens it (see labeler_storage.engine) and calls a function of the
 module that owns the topic with the open connection:
-- storage.collection: collections and their revision counter;
-- storage.questions: questions and judgments, one question's status;
-- storage.question_index: the question list computed in SQL;
-- storage.golden_io: golden-set import and export;
-- storage.runs: saved evaluation runs.
+- labeler_storage.collection: collections and their revision counter;
+- labeler_storage.questions: questions and judgments, one question's status;
+- labeler_storage.question_index: the question list computed in SQL;
+- labeler_storage.golden_io: golden-set import and export;
+- labeler_storage.runs: saved evaluation runs.
 Composition rather than mixins: the topic modules are plain functions over a `Connection`, so
 a transaction's extent is visible here in one place, and one write (an import) can combine
 several topics' functions inside one transaction.
@@ -28,17 +28,17 @@ import sqlalchemy as sa
 from labeler.agreement import AgreementReport, Consensus, Ratings, agreement, consensus
 from labeler.corpus import Corpus, Document
 from labeler.golden import GoldenHealth, GoldenSet, golden_health
-from storage import collection as C
-from storage.accounts import Accounts
-from storage import adjudication, golden_io, question_index, questions, runs, versions, work_queue
-from storage import schema as S
-from storage.engine import Database, default_db_url, normalize_db_url
-from storage.work_queue_store import LEASE_MINUTES, WorkQueueStore
-from storage.versions import CorpusVersion, StaleJudgment
-from storage.records import (
+from labeler_storage import collection as C
+from labeler_storage import adjudication, golden_io, question_index, questions, runs, versions, work_queue
+from labeler_storage import schema as S
+from labeler_storage.accounts import Accounts
+from labeler_storage.engine import Database, default_db_url, normalize_db_url
+from labeler_storage.records import (
     DEFAULT_COLLECTION, IMPORT_ANNOTATOR, Collection, GradeEvent, ImportPlan, ImportSummary, Judgment, Question,
     QuestionStatus, QuestionSummary, RunRecord, RunSummary,
 )
+from labeler_storage.versions import CorpusVersion, StaleJudgment
+from labeler_storage.work_queue_store import LEASE_MINUTES, WorkQueueStore
 
 __all__ = ["DEFAULT_COLLECTION", "IMPORT_ANNOTATOR", "Store", "default_db_url", "normalize_db_url", "open_store"]
 
@@ -189,7 +189,7 @@ class Store(WorkQueueStore):
     def set_unanswerable(self, query_id: str, unanswerable: bool = True, *,
                          collection: str = DEFAULT_COLLECTION, by: str = "") -> Question:
         """Record (or withdraw) `by`'s vote that no document answers the question (refused while they
-        grade one of its documents >= 1); the question's flag becomes the consensus (storage.votes)."""
+        grade one of its documents >= 1); the question's flag becomes the consensus (labeler_storage.votes)."""
         with self._db.write() as conn:
             return questions.set_unanswerable(conn, query_id, unanswerable, collection=collection, by=by)
 
@@ -292,7 +292,7 @@ class Store(WorkQueueStore):
         """Question count, unanswerable share, per-type counts, questions with no relevant doc yet."""
         return golden_health(self.export_golden(collection=collection))
 
-    # ---- adjudication (storage.adjudication)
+    # ---- adjudication (labeler_storage.adjudication)
 
     def adjudicate(self, query_id: str, doc_id: str, grade: int | None, *, by: str, note: str = "",
                    collection: str = DEFAULT_COLLECTION) -> adjudication.Adjudication | None:
@@ -323,7 +323,7 @@ class Store(WorkQueueStore):
         """Import a (validated) golden set in ONE transaction: all of it, or nothing (`corpus`: records
         its version and hashes the file's judged documents against it where the file has no hashes).
 
-        New questions are added, identical ones left; a conflicting one (storage.import_plan) is
+        New questions are added, identical ones left; a conflicting one (labeler_storage.import_plan) is
         added under a fresh id, skipped or replaced as `on_conflict` says ("new", "skip", "replace");
         without a choice, conflicts raise ImportConflictError and nothing is written. Questions not in
         the file are kept. `progress(done, total)` is called inside the transaction after each batch.

@@ -11,14 +11,14 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from labeler.errors import InputError
-from storage import schema as S
+from labeler_storage import schema as S
 
 DEFAULT_SETTINGS: Mapping[str, Any] = {
     "session_hours": 12,  # a built-in sign-in lasts this long
     "oidc_default_role": "none",  # role of an OIDC user not in the list ("none": refused)
-    "systems": {},  # saved search systems: name -> declaration (app.systems checks them; no secret inside)
-    "overlap": 1,  # independent judgments wanted per question (the work queue, storage.work_queue)
-    "blind": None,  # hide others' grades until I finish a question; None: on in team mode (app.label)
+    "systems": {},  # saved search systems: name -> declaration (labeler_app.systems checks them; no secret inside)
+    "overlap": 1,  # independent judgments wanted per question (the work queue, labeler_storage.work_queue)
+    "blind": None,  # hide others' grades until I finish a question; None: on in team mode (labeler_app.label)
 }
 
 
@@ -44,7 +44,7 @@ def check_setting(key: str, value: Any) -> Any:
         return hours
     if key == "oidc_default_role":
         if value != "none":
-            from storage.accounts import check_role  # the roles live with the accounts
+            from labeler_storage.accounts import check_role  # the roles live with the accounts
 
             check_role(value)
         return value

@@ -1,7 +1,7 @@
 """Corpus versions, judged documents' content, and stale judgments, inside the caller's transaction.
 
 Opening a corpus whose content differs from the collection's latest version records a new
-version with its diff (labeler.corpus_versions) and makes its content hashes the current ones
+version with its diff (labeler.corpus.versions) and makes its content hashes the current ones
 (`corpus_docs`). A judgment keeps the hash of the document it was given against; it is stale
 when the current hash differs (edited) or the document is not in the current version (deleted).
 A judgment with no hash (given before v8, or without the document at hand) is hashed against
@@ -18,9 +18,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from labeler.corpus import Corpus, Document
-from labeler.corpus_versions import DELETED, EDITED, CorpusDiff, corpus_source, diff_hashes, same_source
-from storage import schema as S
-from storage.schema import utc_now
+from labeler.corpus.versions import DELETED, EDITED, CorpusDiff, corpus_source, diff_hashes, same_source
+from labeler_storage import schema as S
+from labeler_storage.schema import utc_now
 
 
 NEW_CORPUS = "new_corpus"  # in a version's stored diff: it records another corpus, not an edit

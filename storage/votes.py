@@ -22,9 +22,9 @@ from sqlalchemy.engine import Connection
 
 from labeler.agreement import unanswerable_consensus
 from labeler.errors import InputError
-from storage import schema as S
-from storage.records import IMPORT_ANNOTATOR
-from storage.schema import utc_now
+from labeler_storage import schema as S
+from labeler_storage.records import IMPORT_ANNOTATOR
+from labeler_storage.schema import utc_now
 
 
 def voters(conn: Connection, question_id: int) -> tuple[str, ...]:

@@ -10,7 +10,7 @@ Seats are not the labelling status (labeler.status): a question is *done* once a
 relevant, and stays in the queue until `overlap` people have judged it.
 
 Atomic on both engines: the pick and the claim run in one write transaction that first locks
-the collection (storage.collection.lock_collection: BEGIN IMMEDIATE on SQLite, the collection
+the collection (labeler_storage.collection.lock_collection: BEGIN IMMEDIATE on SQLite, the collection
 row FOR NO KEY UPDATE on PostgreSQL), so two annotators asking at once queue for a few
 milliseconds and the second sees the first's claim; none takes a seat that is gone. The unique
 (question, annotator) key makes a second claim of one person on one question impossible anyway.
@@ -24,9 +24,9 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from labeler.errors import InputError
-from storage import schema as S
-from storage.collection import collection_row, lock_collection
-from storage.records import IMPORT_ANNOTATOR
+from labeler_storage import schema as S
+from labeler_storage.collection import collection_row, lock_collection
+from labeler_storage.records import IMPORT_ANNOTATOR
 
 
 def iso(at: datetime) -> str:

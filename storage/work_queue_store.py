@@ -1,4 +1,4 @@
-"""The store's part for the shared work queue (storage.work_queue): claims on questions, each in one
+"""The store's part for the shared work queue (labeler_storage.work_queue): claims on questions, each in one
 transaction. A base of `Store`, which holds the database (`_db`) and the clock."""
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
-from storage import work_queue
-from storage.records import DEFAULT_COLLECTION
-from storage.team_settings import read_settings
+from labeler_storage import work_queue
+from labeler_storage.records import DEFAULT_COLLECTION
+from labeler_storage.team_settings import read_settings
 
 LEASE_MINUTES = 30  # a work-queue claim lasts this long, renewed by each grade
 

@@ -15,7 +15,7 @@ import pytest
 
 from conftest import rows, snapshot  # noqa: F401 - rows: used by the tests through this module
 from labeler.errors import SignInError
-from storage import open_store
+from labeler_storage import open_store
 
 PASSWORD = "correct horse battery"
 WRONG = "wrong horse battery!"

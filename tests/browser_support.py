@@ -62,7 +62,7 @@ class AppServer:
         home.mkdir(parents=True, exist_ok=True)
         self._log = open(self.log_path, "a")  # a restart's log follows the first run's
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "views._serve", "run", script, "--server.headless", "true",
+            [sys.executable, "-m", "labeler_edge._serve", "run", str(REPO / "edge" / script), "--server.headless", "true",
              "--server.port", str(self.port), "--server.address", "127.0.0.1",
              "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
             cwd=REPO, env=env, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True)
@@ -187,7 +187,7 @@ def shrink_for_readme(source: Path, target: Path, *, max_height: int = 1800) -> 
 # --------------------------------------------------------------------------- AppTest support
 # (kept here with the browser helpers: both start the real app against a temporary data directory)
 
-APP = REPO / "streamlit_app.py"
+APP = REPO / "edge" / "streamlit_app.py"
 
 
 _built: dict[str, Path] = {}

@@ -32,11 +32,11 @@ def _isolated_home(tmp_path, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _fresh_client_throttle(monkeypatch):
-    """Each test starts with no failed sign-in counted against its (loopback) client: app.throttle's
+    """Each test starts with no failed sign-in counted against its (loopback) client: labeler_app.throttle's
     counts live in the process, and tests would otherwise add up to a wait."""
-    from app.throttle import ClientThrottle
+    from labeler_app.throttle import ClientThrottle
 
-    monkeypatch.setattr("app.accounts.CLIENTS", ClientThrottle())
+    monkeypatch.setattr("labeler_app.accounts.CLIENTS", ClientThrottle())
 
 
 # A test about SQLite itself (its files, pragmas, the sqlite3 module) pins the engine.
@@ -79,7 +79,7 @@ def empty_db_url(request, db_engine, tmp_path) -> str:
 @pytest.fixture
 def store(db_url):
     """An open store on each engine."""
-    from storage import open_store
+    from labeler_storage import open_store
 
     with open_store(db_url) as s:
         yield s
@@ -188,7 +188,7 @@ def import_demo(store, who: str = "setup"):
     """The sample corpus's demo golden set in the store's default collection: what uploading
     sample_corpus/golden.jsonl there does (the app's demo offer opens it in a collection of its own)."""
     from labeler.corpus import load_corpus
-    from labeler.transfer import import_golden_set, read_for_import
+    from labeler_app.transfer import import_golden_set, read_for_import
 
     corpus = load_corpus(SAMPLE)
     return import_golden_set(store, read_for_import(SAMPLE / "golden.jsonl", corpus=corpus), corpus=corpus,

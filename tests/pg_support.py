@@ -110,7 +110,7 @@ class PostgresServer:
         self.admin = psycopg.connect(f"host=127.0.0.1 port={self.port} user=postgres dbname=postgres",
                                      autocommit=True)
         self.admin.execute(f"CREATE DATABASE {MIGRATED} TEMPLATE {EMPTY}")
-        from storage import open_store
+        from labeler_storage import open_store
 
         open_store(self.url(MIGRATED)).close()  # closed: a template must have no connections
         with self._connect(MIGRATED) as conn:

@@ -209,7 +209,7 @@ def run_load(home: Path, *, sessions: int, seconds: float, rounds: int,
     real sign-ins for `seconds` while `sessions` hostile clients run (new clients each phase)."""
     from browser_support import AppServer
 
-    from storage import open_store
+    from labeler_storage import open_store
 
     store = open_store(f"sqlite:///{home / 'labeler.db'}")
     store.accounts.add_user(REAL, "annotator", password=PASSWORD)

@@ -13,19 +13,19 @@ from types import SimpleNamespace
 
 import pytest
 
-import app.accounts as acc
-from app import corpus as app_corpus
-from app import golden_set as gs
-from app import adjudicate, label, systems
-from app.access import PERMISSIONS, Actor, Can, Role, local_actor
-from app.evaluate import run_evaluation
-from app.workspace import load_demo_golden, use_corpus
+from labeler_app import corpus as app_corpus
+from labeler_app import golden_set as gs
+from labeler_app import adjudicate, label, systems
+from labeler_app.access import PERMISSIONS, Actor, Can, Role, local_actor
+import labeler_app.accounts as acc
+from labeler_app.evaluate import run_evaluation
+from labeler_app.workspace import load_demo_golden, use_corpus
 from conftest import rows, snapshot
 from labeler.config import RunConfig
 from labeler.corpus import parse_jsonl_corpus
 from labeler.errors import AccessDenied, InputError
 from labeler.paths import SAMPLE_CORPUS
-from storage import open_store
+from labeler_storage import open_store
 
 VIEWER = Actor("vic@example.org", Role.VIEWER, team=True)
 ANNOTATOR = Actor("ann@example.org", Role.ANNOTATOR, team=True)
@@ -233,10 +233,10 @@ def test_run_evaluation_refuses_a_viewer_before_any_work(ws):
 
 @pytest.mark.parametrize("actor", [ANNOTATOR, ADMIN])
 def test_run_evaluation_is_allowed_to_annotators_and_admins_and_records_who(ws, monkeypatch, actor):
-    import labeler.runs
+    import labeler_app.runs
 
-    # The retrieval itself is labeler.runs' business (tested there); here it returns the judged documents.
-    monkeypatch.setattr(labeler.runs, "retrieve", lambda golden, retriever, config, progress=None: {
+    # The retrieval itself is labeler_app.runs' business (tested there); here it returns the judged documents.
+    monkeypatch.setattr(labeler_app.runs, "retrieve", lambda golden, retriever, config, progress=None: {
         q.query_id: {d: 1.0 for d in q.relevance} for q in golden.queries})
     record = run_evaluation(ws.store, actor, SimpleNamespace(corpus=ws.corpus), RunConfig(), name="smoke")
     assert record.name == "smoke" and ws.store.list_runs()[0].run_id == record.run_id

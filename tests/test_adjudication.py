@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from app import adjudicate as adj
-from app.access import Actor, Role
+from labeler_app import adjudicate as adj
+from labeler_app.access import Actor, Role
 from browser_support import app_home, sample_embeddings  # noqa: F401 - fixtures
 from conftest import rows
 from labeler.agreement_bootstrap import bootstrap_agreement, quantile
 from labeler.errors import AccessDenied, InputError
 from labeler.golden import GoldenQuery, GoldenSet
-from storage import open_store
+from labeler_storage import open_store
 
 ANN = Actor("ann@example.org", Role.ANNOTATOR, team=True)
 LEAD = Actor("lead@example.org", Role.ADMIN, team=True)
@@ -123,7 +123,7 @@ def adjudicate_page_with_one_dispute():
         s.add_question("How many vacation days?", query_id="q1")
         s.set_judgment("q1", "leave-001", 3, annotator="ann")
         s.set_judgment("q1", "leave-001", 0, annotator="bob")
-    return open_app("views/adjudicate.py", annotator="lead")
+    return open_app("../pages/adjudicate.py", annotator="lead")
 
 def test_adjudicate_page_sets_a_final_grade(app_home):
     from browser_support import texts
@@ -143,8 +143,8 @@ def test_adjudicate_page_sets_a_final_grade(app_home):
 
 
 def test_an_adjudicated_grade_decides_the_status_as_it_decides_the_export(store):
-    from app.label import status_line
     from labeler.status import Status
+    from labeler_app.label import status_line
 
     store.set_judgment("q2", "d2", 0, annotator="ann")
     store.set_judgment("q2", "d2", 2, annotator="bob")  # consensus floor(1) = 1: q2 is done

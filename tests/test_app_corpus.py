@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from browser_support import app_home, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 
-from app.corpus import save_uploaded_corpus
 from labeler.errors import CorpusError
 from labeler.paths import SAMPLE_CORPUS
-from storage.store import open_store
+from labeler_app.corpus import save_uploaded_corpus
+from labeler_storage.store import open_store
 
-PAGE = "views/corpus.py"
+PAGE = "../pages/corpus.py"
 
 
 
@@ -74,7 +74,7 @@ def _where_the_index_is_built(at, monkeypatch):
     real bar sits there, inside the cached build); the page's elements in order, as (type, text)."""
     import streamlit as st
 
-    import views._loaders as loaders
+    import labeler_pages._loaders as loaders
 
     real = getattr(loaders.retriever, "__wrapped__", loaders.retriever)
 

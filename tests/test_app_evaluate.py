@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from browser_support import app_home, grade_card, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 
-from app.access import local_actor
+from labeler_app.access import local_actor
 from conftest import import_demo
 from labeler.corpus import load_corpus
 from labeler.paths import SAMPLE_CORPUS
-from storage.store import open_store
+from labeler_storage.store import open_store
 
-PAGE = "views/evaluate.py"
-COMPARE = "views/compare.py"
+PAGE = "../pages/evaluate.py"
+COMPARE = "../pages/compare.py"
 RUN = "FormSubmitter:run-config-Run evaluation"
 
 
@@ -126,7 +126,7 @@ def test_evaluate_new_threshold_or_depth_reuses_the_open_retriever(app_home, mon
 def test_every_score_table_shows_four_decimals_as_trec_eval_prints():
     import pandas as pd
 
-    from views._common import score_columns
+    from labeler_pages._common import score_columns
 
     frame = pd.DataFrame([{"metric": "ndcg@10", "mean": 0.85987, "questions": 3}])
     config = score_columns(frame)
@@ -135,7 +135,7 @@ def test_every_score_table_shows_four_decimals_as_trec_eval_prints():
 
 def run_detail(store, run_id):
     """query_id -> the saved per-question row, for the questions whose top 10 has a hole."""
-    from app.holes import find_holes
+    from labeler_app.holes import find_holes
 
     return find_holes(store, run_id).by_question
 
@@ -175,9 +175,9 @@ def test_judge_the_holes_of_a_run_from_the_label_page(app_home):
 
 
 def test_worst_questions_show_each_document_title_beside_its_id():
-    from app.evaluate import worst_questions
     from labeler.corpus import Corpus, Document
     from labeler.evaluation import evaluate
+    from labeler_app.evaluate import worst_questions
 
     report = evaluate({"q1": {"d1": 2}}, {"q1": {"d2": 0.9, "d1": 0.5}}, questions={"q1": "Who?"})
     corpus = Corpus((Document("d1", "Doc one", "One text."),))
@@ -187,7 +187,7 @@ def test_worst_questions_show_each_document_title_beside_its_id():
 
 
 def test_evaluate_worst_questions_titles_come_from_the_corpus_the_run_searched(app_home, tmp_path, monkeypatch):
-    from app.workspace import use_corpus
+    from labeler_app.workspace import use_corpus
 
     load_demo()
     at = open_app(PAGE)

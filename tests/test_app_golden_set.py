@@ -8,16 +8,16 @@ import zipfile
 
 from browser_support import app_home, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 
-from app import golden_set as gs
-from app.access import local_actor
+from labeler_app import golden_set as gs
+from labeler_app.access import local_actor
 from conftest import import_demo
 from labeler.corpus import load_corpus
 from labeler.errors import GoldenFormatError
 from labeler.golden import parse_golden_jsonl
 from labeler.paths import SAMPLE_CORPUS
-from storage.store import open_store
+from labeler_storage.store import open_store
 
-PAGE = "views/golden_set.py"
+PAGE = "../pages/golden_set.py"
 
 
 def load_demo():
@@ -173,7 +173,7 @@ def _imported_and_people(store):
 
 
 def test_golden_overview_separates_disagreements_with_the_import_from_those_between_people(app_home):
-    from app import adjudicate as adj
+    from labeler_app import adjudicate as adj
 
     store = open_store()
     _imported_and_people(store)
@@ -199,7 +199,7 @@ def test_golden_set_and_adjudicate_pages_agree_and_say_imported_grades_are_not_c
     assert {m.label: m.value for m in at.metric}["Annotator disagreements"] == "0"  # between people: none
     assert any(c.startswith("+ 1 with the imported grades") for c in texts(at.caption))
     assert any("Imported grades are not counted" in c and "on 1 of them" in c for c in texts(at.caption))
-    adjudicate = open_app("views/adjudicate.py")
+    adjudicate = open_app("../pages/adjudicate.py")
     assert any("No disagreements between annotators to adjudicate" in m for m in texts(adjudicate.info))
     assert any("Imported grades are not counted" in c and "on 1 of them" in c and "Golden set page" in c
                for c in texts(adjudicate.caption))

@@ -6,7 +6,7 @@ import html
 from browser_support import app_home, card_grade, card_grades_offered, grade_card, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 
 from labeler.paths import SAMPLE_CORPUS
-from storage.store import open_store
+from labeler_storage.store import open_store
 
 QUESTION = "How many vacation days do new employees get?"
 
@@ -296,7 +296,7 @@ def test_label_unanswerable_is_each_annotators_own_mark(app_home):
 def test_label_recheck_queue_after_the_corpus_changes(app_home, tmp_path, monkeypatch):
     import json
 
-    import views._loaders as loaders
+    import labeler_pages._loaders as loaders
 
     corpus_file = tmp_path / "handbook.jsonl"
     corpus_file.write_text((SAMPLE_CORPUS / "corpus.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
@@ -345,7 +345,7 @@ def banner(at) -> str:
 def test_label_recheck_confirms_at_once_the_grades_whose_meaning_did_not_change(app_home, tmp_path, monkeypatch):
     import json
 
-    import views._loaders as loaders
+    import labeler_pages._loaders as loaders
 
     corpus_file = tmp_path / "handbook.jsonl"
     corpus_file.write_text((SAMPLE_CORPUS / "corpus.jsonl").read_text(encoding="utf-8"), encoding="utf-8")

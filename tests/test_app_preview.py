@@ -1,4 +1,4 @@
-"""Quick metric previews (app.preview): the numbers equal pytrec_eval's on the same rankings."""
+"""Quick metric previews (labeler_app.preview): the numbers equal pytrec_eval's on the same rankings."""
 from __future__ import annotations
 
 import math
@@ -7,8 +7,8 @@ import random
 import pytest
 from browser_support import app_home, open_app, sample_embeddings  # noqa: F401 - fixtures
 
-from app.preview import preview_line, question_preview, ranked_lists, set_preview
 from labeler.candidates import Candidate
+from labeler_app.preview import preview_line, question_preview, ranked_lists, set_preview
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -103,15 +103,15 @@ def test_preview_ranked_lists_read_pool_ranks():
 def test_preview_golden_set_equals_an_evaluate_run_of_the_same_retriever(tmp_path):
     # The demo golden set (62 questions) over the sample corpus, BM25 only: the preview from the Label
     # page's pools (top 10) gives the means an Evaluate run of BM25 prints at cutoff 10.
-    from app.preview import golden_preview, preview_rows
+    from labeler_app.preview import golden_preview, preview_rows
     from conftest import import_demo
     from labeler.candidates import pool_candidates
     from labeler.config import RunConfig
     from labeler.corpus import load_corpus
     from labeler.paths import SAMPLE_CORPUS
     from labeler.retrieval import Retriever
-    from labeler.runs import evaluate_retriever
-    from storage import open_store
+    from labeler_app.runs import evaluate_retriever
+    from labeler_storage import open_store
 
     corpus = load_corpus(SAMPLE_CORPUS)
     store = open_store(f"sqlite:///{tmp_path / 'labeler.db'}")
@@ -133,7 +133,7 @@ def test_preview_golden_set_page_shows_dense_and_bm25_and_links_to_evaluate(app_
 
     at = open_app(annotator="asha")
     at.button(key="load-demo").click().run()
-    at.switch_page("views/golden_set.py").run()
+    at.switch_page("../pages/golden_set.py").run()
     assert not at.exception, at.exception
     assert not [d for d in at.dataframe if "judged@10" in d.value.columns]  # asked for, not computed on every visit
     t0 = time.perf_counter()

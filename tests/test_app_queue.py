@@ -7,16 +7,16 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from app import golden_set as gs
-from app import label
-from app.access import Actor, Role
-from app.accounts import TEAM_ENV
-from app.blind import blind_judging
+from labeler_app import golden_set as gs
+from labeler_app import label
+from labeler_app.access import Actor, Role
+from labeler_app.accounts import TEAM_ENV
+from labeler_app.blind import blind_judging
 from browser_support import app_home, sample_embeddings  # noqa: F401 - fixtures
 from conftest import rows
 from labeler.candidates import Candidate
 from labeler.corpus import parse_jsonl_corpus
-from storage import open_store
+from labeler_storage import open_store
 
 ANN = Actor("ann@example.org", Role.ANNOTATOR, team=True)
 BOB = Actor("bob@example.org", Role.ANNOTATOR, team=True)
@@ -184,7 +184,7 @@ def test_team_page_sets_overlap_and_blind_judging(app_home, monkeypatch):
     s = open_store()
     s.accounts.add_user("boss@example.org", "admin", password="a long enough password")
     at = sign_in(start(), "boss@example.org")
-    at.switch_page("views/team.py").run()
+    at.switch_page("../pages/team.py").run()
     assert at.toggle(key="set_blind").value is True  # unset: on in team mode
     at.number_input(key="set_overlap").set_value(3)
     at.toggle(key="set_blind").set_value(False)

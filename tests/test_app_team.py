@@ -9,10 +9,10 @@ from streamlit.testing.v1 import AppTest
 
 from conftest import REPO, rows
 from conftest import import_demo
-from storage.store import open_store
+from labeler_storage.store import open_store
 
 PASSWORD = "a long enough password"
-PAGES = ["views/label.py", "views/corpus.py", "views/golden_set.py", "views/evaluate.py", "views/compare.py"]
+PAGES = ["../pages/label.py", "../pages/corpus.py", "../pages/golden_set.py", "../pages/evaluate.py", "../pages/compare.py"]
 
 
 @pytest.fixture
@@ -26,7 +26,7 @@ def team(app_home, monkeypatch):
 
 
 def start(query: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=120)
+    at = AppTest.from_file(str(REPO / "edge" / "streamlit_app.py"), default_timeout=120)
     for key, value in (query or {}).items():
         at.query_params[key] = value
     at.run()
@@ -95,13 +95,13 @@ def test_annotator_sees_no_admin_controls_and_grades_as_themselves(team):
     assert not at.exception, at.exception
     [judgment] = team.judgments()
     assert judgment.annotator == "ann@example.org" and team.get_question(judgment.query_id).author == "ann@example.org"
-    at.switch_page("views/corpus.py").run()
+    at.switch_page("../pages/corpus.py").run()
     assert not {"open-path", "open-sample", "open-upload"} & {b.key for b in at.button}
     assert any("Only an admin can open another corpus" in c for c in texts(at.caption))
-    at.switch_page("views/golden_set.py").run()
+    at.switch_page("../pages/golden_set.py").run()
     assert not at.exception and "import-golden" not in {b.key for b in at.button} and not at.get("file_uploader")
     with pytest.raises(Exception):  # the Team page is not in an annotator's navigation
-        at.switch_page("views/team.py").run()
+        at.switch_page("../pages/team.py").run()
 
 
 def test_viewer_reads_but_cannot_grade(team):
@@ -117,7 +117,7 @@ def test_viewer_reads_but_cannot_grade(team):
 
 def test_admin_manages_the_team_and_a_new_role_applies_at_the_next_click(team):
     at = sign_in(start(), "boss@example.org")
-    at.switch_page("views/team.py").run()
+    at.switch_page("../pages/team.py").run()
     assert not at.exception, at.exception
     assert set(at.dataframe[0].value["email"]) == {"boss@example.org", "ann@example.org", "vic@example.org"}
     annotator = sign_in(start(), "ann@example.org")
@@ -127,12 +127,12 @@ def test_admin_manages_the_team_and_a_new_role_applies_at_the_next_click(team):
 
 
 def test_an_unexpected_error_shows_an_id_not_a_traceback(team, monkeypatch):
-    import app.label
+    import labeler_app.label
 
     def broken(*args, **kwargs):
         raise RuntimeError("secret internals /etc/shadow")
 
-    monkeypatch.setattr(app.label, "label_progress", broken)
+    monkeypatch.setattr(labeler_app.label, "label_progress", broken)
     at = sign_in(start(), "boss@example.org")
     at.button(key="load-demo").click().run()
     assert not at.exception  # the page caught it

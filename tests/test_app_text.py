@@ -7,8 +7,8 @@ import re
 import pytest
 from markdown_it import MarkdownIt  # CommonMark itself (installed with streamlit, through rich)
 
-from app.label import highlight_terms
-from labeler.text import highlight_markup, inert, inert_code, snippet
+from labeler_app.label import highlight_terms
+from labeler_app.text import highlight_markup, inert, inert_code, snippet
 
 # Values that are markup if any character slips through: raw HTML (a CDATA or processing-instruction
 # wrapper re-parsed by the browser as a comment before a live tag), Markdown links, images and

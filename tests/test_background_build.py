@@ -1,4 +1,4 @@
-"""Background builds (app.background) and the Label page labelling with BM25 while the dense index
+"""Background builds (labeler_app.background) and the Label page labelling with BM25 while the dense index
 of a corpus is still being embedded (real model, real FAISS, real BM25; the cache starts empty)."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from app import background
+from labeler_app import background
 from browser_support import app_home, grade_card, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 
 
@@ -78,7 +78,7 @@ def test_label_page_offers_bm25_candidates_while_dense_builds(monkeypatch, tmp_p
         at.run()
         badges = " ".join(m.value for m in at.markdown)
         assert "dense #" in badges and not [m for m in texts(at.info) if "still being built" in m]
-        from storage import open_store
+        from labeler_storage import open_store
         assert len(open_store(os.path.join(tmp_path, "home", "labeler.db")).judgments()) == 1
     finally:
         st.cache_resource.clear()

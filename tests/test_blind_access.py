@@ -13,14 +13,14 @@ import json
 
 import pytest
 
-from app import adjudicate as adj
-from app import golden_set as gs
-from app import label
-from app.access import Actor, Role
 from labeler.candidates import Candidate
 from labeler.corpus import parse_jsonl_corpus
 from labeler.errors import AccessDenied
-from storage import open_store
+from labeler_app import adjudicate as adj
+from labeler_app import golden_set as gs
+from labeler_app import label
+from labeler_app.access import Actor, Role
+from labeler_storage import open_store
 
 ANN = Actor("ann@example.org", Role.ANNOTATOR, team=True)  # graded one of the two candidates: not finished
 BOB = Actor("bob@example.org", Role.ANNOTATOR, team=True)  # graded both: finished

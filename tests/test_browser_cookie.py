@@ -16,7 +16,7 @@ from test_browser_team import (PASSWORD, browser, expect_sign_in_form, expect_si
                                run_journey, sidebar_go, sign_in_with_password, team_server)
 
 from labeler.passwords import token_digest
-from storage import open_store
+from labeler_storage import open_store
 
 pytestmark = pytest.mark.browser
 COOKIE = "labeler_session"

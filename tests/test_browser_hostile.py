@@ -12,7 +12,7 @@ import pytest
 from browser_support import AppServer, launch_chromium, screenshot, wait_ready
 
 from test_hostile_pages import ADMIN, PASSWORD, build_hostile
-from views._pages import PAGES
+from labeler_pages._pages import PAGES
 
 LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]", "0.0.0.0"}
 

@@ -14,7 +14,7 @@ from browser_support import AppServer, launch_chromium, sample_embeddings, scree
 from playwright.sync_api import expect
 
 from labeler.paths import SAMPLE_CORPUS
-from storage import open_store
+from labeler_storage import open_store
 
 pytestmark = pytest.mark.browser
 STEP_MS = 60_000

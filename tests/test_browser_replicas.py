@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 expect.set_options(timeout=60_000)
 
 from conftest import new_db_url
-from storage import open_store
+from labeler_storage import open_store
 
 pytestmark = pytest.mark.browser
 STEP_MS = 90_000

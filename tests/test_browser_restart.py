@@ -23,7 +23,7 @@ from browser_support import AppServer, grade_option, launch_chromium, sample_emb
 from conftest import new_db_url
 from playwright.sync_api import expect
 
-from storage import open_store
+from labeler_storage import open_store
 
 pytestmark = pytest.mark.browser
 expect.set_options(timeout=60_000)

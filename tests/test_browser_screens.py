@@ -13,11 +13,11 @@ import pytest
 from browser_support import AppServer, grade_option, launch_chromium, sample_embeddings, screenshot, wait_ready  # noqa: F401
 from playwright.sync_api import expect
 
-from app.access import local_actor
+from labeler_app.access import local_actor
 from conftest import import_demo
 from labeler.corpus import load_corpus
 from labeler.paths import SAMPLE_CORPUS
-from storage import open_store
+from labeler_storage import open_store
 
 pytestmark = pytest.mark.browser
 STEP_MS = 60_000

@@ -1,6 +1,6 @@
 """In Chromium: declare a search endpoint on the Evaluate page, test-query it, run it and see
 judged@10; follow "Judge the holes" to the Label page and judge one; run it again: judged@10 rises.
-The endpoint is the sample corpus's own pipeline served over HTTP on localhost (labeler.serve)."""
+The endpoint is the sample corpus's own pipeline served over HTTP on localhost (labeler_edge.serve)."""
 from __future__ import annotations
 
 import os
@@ -13,13 +13,13 @@ import pytest
 from browser_support import AppServer, grade_option, launch_chromium, sample_embeddings, screenshot, wait_ready, wait_until  # noqa: F401
 from playwright.sync_api import expect
 
-from app.access import local_actor
+from labeler_app.access import local_actor
 from conftest import import_demo
 from labeler.config import RunConfig
 from labeler.corpus import load_corpus
 from labeler.paths import SAMPLE_CORPUS
-from labeler.serve import make_server, open_service
-from storage import open_store
+from labeler_edge.serve import make_server, open_service
+from labeler_storage import open_store
 
 pytestmark = pytest.mark.browser
 STEP_MS = 90_000

@@ -28,7 +28,7 @@ from browser_support import AppServer, launch_chromium, sample_embeddings, scree
 from oidc_support import oidc_provider, oidc_sign_in, oidc_sign_out, write_auth_secrets
 from playwright.sync_api import expect
 
-from storage import open_store
+from labeler_storage import open_store
 
 pytestmark = pytest.mark.browser
 

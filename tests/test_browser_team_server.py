@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from browser_support import sample_embeddings, screenshot, wait_ready  # noqa: F401 - sample_embeddings: a fixture
 from playwright.sync_api import expect
-from storage import open_store
+from labeler_storage import open_store
 from test_browser_team import (FIRST_PAGE_MS, PASSWORD, browser, card, expect_sign_in_form,  # noqa: F401 - fixtures
                                expect_signed_in, home, load_demo_golden_set, new_page, run_journey, sidebar_go,
                                sign_in_with_password, team_server, visible)

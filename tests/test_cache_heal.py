@@ -116,7 +116,7 @@ def wrong_dimension_record(root: Path) -> None:
 
 
 def bm25_of_other_texts(root: Path) -> None:
-    from labeler.lexical import BM25Index
+    from labeler.retrieval.lexical import BM25Index
 
     folder = one(root, "bm25-*")
     for name in BM25_FILES[:-1]:

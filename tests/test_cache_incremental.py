@@ -157,7 +157,7 @@ from pathlib import Path
 sys.path.insert(0, sys.argv[1])
 from labeler.config import RunConfig
 from labeler.corpus import load_corpus
-from labeler.embedding import Embedder
+from labeler.retrieval.embedding import Embedder
 Embedder().dimension  # load the model before the start line, so both opens run at once
 from labeler.retrieval import open_retriever
 corpus = load_corpus(sys.argv[2])

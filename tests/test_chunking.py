@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from labeler.chunking import chunk_corpus, chunk_document, render
 from labeler.corpus import Document
+from labeler.retrieval.chunking import chunk_corpus, chunk_document, render
 
 DOC = Document("d1", "Title", "one two three four five six seven")
 

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import snapshot
-from labeler.cli import cli
+from labeler_edge.cli import cli
 from test_cli_golden import CORPUS, GOOD
 
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import SAMPLE
-from labeler.cli import EXIT_BUG, cli, handle_errors
+from labeler_edge.cli import EXIT_BUG, cli, handle_errors
 from test_cli_scoring import SEED_GOLDEN, SEED_RUN
 
 REPO = Path(__file__).resolve().parents[1]
@@ -94,7 +94,7 @@ def test_cli_missing_extra_exits_2_with_the_install_line():
 BLOCK = ("import sys\n"
          "for name in ('torch', 'sentence_transformers', 'faiss', 'bm25s', 'streamlit', 'pandas'):\n"
          "    sys.modules[name] = None  # import fails, as when the extra is not installed\n"
-         "from labeler.cli import main\n"
+         "from labeler_edge.cli import main\n"
          "sys.argv = ['labeler'] + sys.argv[1:]\n"
          "main()\n")
 

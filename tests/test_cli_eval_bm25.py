@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import need_datasets
-from labeler.cli import cli
+from labeler_edge.cli import cli
 
 OURS = {"P_10": "precision@10", "map": "map", "map_cut_10": "map@10", "ndcg_cut_10": "ndcg@10",
         "ndcg_cut_100": "ndcg@100", "recall_10": "recall@10", "recall_100": "recall@100", "recip_rank": "mrr"}

@@ -8,8 +8,8 @@ import pytrec_eval
 from click.testing import CliRunner
 
 from conftest import SAMPLE, need_datasets, snapshot
-from labeler.cli import cli
 from labeler.golden import read_golden
+from labeler_edge.cli import cli
 
 CORPUS = "".join(json.dumps({"_id": f"d{i}", "title": f"Doc {i}", "text": f"Text of document {i}."}) + "\n"
                  for i in range(1, 6))
@@ -245,8 +245,8 @@ def test_cli_import_refuses_conflicts_without_a_choice_in_one_line(setup, tmp_pa
 
 
 def test_cli_import_on_conflict_new_skip_replace(setup, tmp_path):
-    from storage import golden_io, open_store
-    from labeler.cli.golden import ON_CONFLICT
+    from labeler_edge.cli.golden import ON_CONFLICT
+    from labeler_storage import golden_io, open_store
 
     assert ON_CONFLICT == golden_io.ON_CONFLICT
     corpus, db = setup

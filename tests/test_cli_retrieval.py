@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import SAMPLE
-from labeler.cli import cli
+from labeler_edge.cli import cli
 
 
 def test_cli_index_then_search_reuses_the_cache(tmp_path):

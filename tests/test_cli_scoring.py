@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import SAMPLE, need_datasets
-from labeler.cli import cli
+from labeler_edge.cli import cli
 
 SEED_GOLDEN = "\n".join(json.dumps(q) for q in [
     {"query_id": "q1", "question": "How many vacation days do new employees get?", "query_type": "policy",
@@ -215,7 +215,7 @@ def test_cli_score_starts_without_heavy_libraries(seed_files):
     import sys
 
     golden, run, _ = seed_files
-    code = ("import sys; from click.testing import CliRunner; from labeler.cli import cli; "
+    code = ("import sys; from click.testing import CliRunner; from labeler_edge.cli import cli; "
             f"r = CliRunner().invoke(cli, ['score', {str(golden)!r}, {str(run)!r}, '--json']); "
             "heavy = [m for m in ('torch', 'faiss', 'streamlit', 'sentence_transformers') if m in sys.modules]; "
             "print(r.exit_code, heavy); sys.exit(0 if r.exit_code == 0 and not heavy else 1)")

@@ -9,10 +9,10 @@ from datetime import datetime, timezone
 import pytest
 from click.testing import CliRunner
 
-from labeler.cli import EXIT_BAD_INPUT, cli
-from labeler.cli.team import streamlit_argv
 from labeler.errors import SignInError
-from storage import open_store
+from labeler_edge.cli import EXIT_BAD_INPUT, cli
+from labeler_edge.cli.team import streamlit_argv
+from labeler_storage import open_store
 
 PASSWORD = "a long enough password"
 
@@ -180,7 +180,7 @@ def test_users_db_option_points_at_another_database(home, tmp_path):
 def started(monkeypatch):
     """What `labeler app` would exec, instead of starting Streamlit."""
     calls = []
-    monkeypatch.setattr("labeler.cli.team.os.execvpe", lambda file, argv, env: calls.append((argv, env)))
+    monkeypatch.setattr("labeler_edge.cli.team.os.execvpe", lambda file, argv, env: calls.append((argv, env)))
     return calls
 
 
@@ -214,7 +214,7 @@ def test_streamlit_argv_team_and_local():
     assert " --client.showErrorDetails none " in f" {' '.join(team)} "
     assert option(team, "--server.address") == "10.0.0.7" and option(team, "--server.port") == "8600"
     assert option(team, "--server.enableXsrfProtection") == "true"
-    assert team[1:4] == ["-m", "views._serve", "run"] and team[4].endswith("team_app.py")
+    assert team[1:4] == ["-m", "labeler_edge._serve", "run"] and team[4].endswith("team_app.py")
     local = streamlit_argv(team=False, host="127.0.0.1", port=8501)
     assert local[4].endswith("streamlit_app.py")
     assert "--client.showErrorDetails" not in local  # Streamlit's default: details for the one local user
@@ -222,7 +222,7 @@ def test_streamlit_argv_team_and_local():
 
 
 def test_users_unlock_ends_the_wait_of_an_address(home):
-    from storage.accounts import MAX_FAILURES
+    from labeler_storage.accounts import MAX_FAILURES
 
     run("users", "add", "ann@example.org", "--role", "annotator", input=f"{PASSWORD}\n{PASSWORD}\n")
     store = open_store()

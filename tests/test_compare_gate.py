@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import SAMPLE
-from labeler.cli import cli
 from labeler.evaluation.gate import _p_text
+from labeler_edge.cli import cli
 
 N = 300
 

@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from app.corpus_files import (NOT_FOUND, CorpusLimits, corpus_roots, count_zip_members, load_corpus_within_limits,
-                              open_server_corpus, resolve_server_path, save_uploaded_corpus)
 from labeler.corpus import load_corpus
 from labeler.errors import CorpusError
 from labeler.paths import SAMPLE_CORPUS
+from labeler_app.corpus_files import (NOT_FOUND, CorpusLimits, corpus_roots, count_zip_members, load_corpus_within_limits,
+                              open_server_corpus, resolve_server_path, save_uploaded_corpus)
 
 pytestmark = pytest.mark.timeout(60)
 ZERO_MIB = b"\0" * (1 << 20)

@@ -251,7 +251,7 @@ def test_report_has_judged_beside_every_cutoff_in_json():
 def test_cli_score_shows_judged_beside_each_metric(tmp_path):
     from click.testing import CliRunner
 
-    from labeler.cli import cli
+    from labeler_edge.cli import cli
 
     golden, run = tmp_path / "g.jsonl", tmp_path / "r.trec"
     golden.write_text('{"query_id": "q1", "question": "a?", "relevance": {"d1": 1, "d9": 0}}\n'

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from labeler.embedding import model_identity
+from labeler.retrieval.embedding import model_identity
 
 
 def _model(folder, weights: bytes):

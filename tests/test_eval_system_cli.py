@@ -8,9 +8,9 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from labeler.cli import cli
 from labeler.paths import SAMPLE_CORPUS
 from labeler.runfile import read_run
+from labeler_edge.cli import cli
 
 GOLDEN = SAMPLE_CORPUS / "golden.jsonl"
 SYSTEM = '''

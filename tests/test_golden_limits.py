@@ -10,15 +10,15 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from app import golden_set as gs
-from app import label as lb
-from app.access import local_actor
-from labeler.cli import cli
 from labeler.corpus import load_corpus
 from labeler.errors import GoldenFormatError, InputError
 from labeler.golden import MAX_QUESTION_CHARS, read_golden
 from labeler.golden.jsonl import MAX_GOLDEN_BYTES, MAX_GOLDEN_QUESTIONS
-from storage.store import open_store
+from labeler_app import golden_set as gs
+from labeler_app import label as lb
+from labeler_app.access import local_actor
+from labeler_edge.cli import cli
+from labeler_storage.store import open_store
 
 ME = local_actor("asha")
 

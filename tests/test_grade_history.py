@@ -10,12 +10,12 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import event
 
-from app.access import Actor, Role
+from labeler_app.access import Actor, Role
 from conftest import rows, sqlite_only
-from app.golden_set import grade_history_rows
-from app.label import grade
 from labeler.golden import GoldenQuery, GoldenSet
-from storage import IMPORT_ANNOTATOR, open_store
+from labeler_app.golden_set import grade_history_rows
+from labeler_app.label import grade
+from labeler_storage import IMPORT_ANNOTATOR, open_store
 
 
 class Ticking:
@@ -31,7 +31,7 @@ class Ticking:
 
 @pytest.fixture
 def store(db_url, monkeypatch):
-    monkeypatch.setattr("storage.questions.utc_now", Ticking())
+    monkeypatch.setattr("labeler_storage.questions.utc_now", Ticking())
     s = open_store(db_url, synchronous="NORMAL")
     s.add_question("How many vacation days?", query_id="q1", author="ann")
     yield s
@@ -104,7 +104,7 @@ def test_grade_history_is_current_plus_replaced_by_document_then_time(store):
 
 
 def test_grade_history_in_one_second_keeps_the_order_of_the_writes(store, monkeypatch):
-    monkeypatch.setattr("storage.questions.utc_now", lambda: "2026-12-01T09:00:00Z")
+    monkeypatch.setattr("labeler_storage.questions.utc_now", lambda: "2026-12-01T09:00:00Z")
     for g in (1, 2, 3, 0, 2):
         store.set_judgment("q1", "d1", g, annotator="ann")
     assert [e.grade for e in store.grade_history("q1")] == [1, 2, 3, 0, 2]
@@ -132,7 +132,7 @@ def test_app_grade_is_recorded_under_the_actor_and_shown_by_grade_history_rows(s
 
 
 def test_reimport_replacing_records_every_replaced_grade_as_import(store, monkeypatch):
-    monkeypatch.setattr("storage.golden_io.utc_now", Ticking())
+    monkeypatch.setattr("labeler_storage.golden_io.utc_now", Ticking())
     store.import_golden(golden(("g1", {"d1": 2, "d2": 1, "d3": 0}), ("g2", {"d1": 1})))
     store.set_judgment("g1", "d1", 3, annotator="ann")  # a person's grade on an imported question
     assert history_rows(store) == []

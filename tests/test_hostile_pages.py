@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app import systems as sy
-from app.access import Actor, Role
+from labeler_app import systems as sy
+from labeler_app.access import Actor, Role
 from conftest import REPO
 from labeler.corpus import parse_jsonl_corpus
-from storage import open_store
-from views._cards import KEYS_GATE
+from labeler_pages._cards import KEYS_GATE
+from labeler_storage import open_store
 
 PASSWORD = "a long enough password"
 LOOPBACK = "http://127.0.0.1:9"  # nothing listens on the discard port: a request there is the leak to look for
@@ -181,9 +181,9 @@ def live_markup(markdown: str) -> list[str]:
 
 
 def test_live_markup_finds_the_probes_payloads_and_passes_the_apps_own_markup():
-    from app.label import STATUS_BADGES
     from labeler.status import Status
-    from labeler.text import highlight_markup, inert, inert_code
+    from labeler_app.label import STATUS_BADGES
+    from labeler_app.text import highlight_markup, inert, inert_code
 
     assert live_markup(f"{STATUS_BADGES[Status.NEW]} · `{Q_CDATA}`")  # the status line before the fix
     assert live_markup(f"**x** · `{D_STYLE}`") and live_markup(prose("p"))
@@ -195,30 +195,30 @@ def test_live_markup_finds_the_probes_payloads_and_passes_the_apps_own_markup():
 # Where raw HTML may be written at all, audited: the candidate card (every data piece through inert or
 # highlight_markup, only the tags of OUR_TAGS) and the keyboard's focus mark and key queue (constants
 # and integers). A new one needs the same audit before it joins this list.
-RAW_HTML_AUDITED = {("views/_cards.py", "unsafe_allow_html=True"): 1, ("views/_keyboard.py", "st.html("): 3,
+RAW_HTML_AUDITED = {("pages/_cards.py", "unsafe_allow_html=True"): 1, ("pages/_keyboard.py", "st.html("): 3,
                     # the Evaluate page's scroll to its results: a constant selector and a counter
-                    ("views/_eval_results.py", "st.html("): 1, ("views/_eval_results.py", "unsafe_allow_javascript"): 1,
+                    ("pages/_eval_results.py", "st.html("): 1, ("pages/_eval_results.py", "unsafe_allow_javascript"): 1,
                     # the navigation to the session-cookie routes: a constant script, a route path from the
                     # server's config and a code the server minted (URL-safe), each a JSON string literal
-                    ("views/_session_cookie.py", "st.html("): 1, ("views/_session_cookie.py", "unsafe_allow_javascript"): 1}
+                    ("pages/_session_cookie.py", "st.html("): 1, ("pages/_session_cookie.py", "unsafe_allow_javascript"): 1}
 
 
 def test_raw_html_is_written_only_where_it_was_audited():
     found = {}
-    for folder in ("views", "app", "labeler", "storage"):
+    for folder in ("pages", "app", "labeler", "storage", "edge"):
         for path in sorted((REPO / folder).rglob("*.py")):
             source = path.read_text(encoding="utf-8")
             for needle in ("unsafe_allow_html=True", "st.html(", "components.html(", "unsafe_allow_javascript"):
                 if n := source.count(needle):
                     found[(path.relative_to(REPO).as_posix(), needle)] = n
-    found.pop(("views/_keyboard.py", "unsafe_allow_javascript"), None)  # the key queue's script, a constant
+    found.pop(("pages/_keyboard.py", "unsafe_allow_javascript"), None)  # the key queue's script, a constant
     assert found == RAW_HTML_AUDITED
 
 
 # --------------------------------------------------------------------------- every page, as the admin
 
-PAGES = ("views/label.py", "views/corpus.py", "views/golden_set.py", "views/evaluate.py", "views/compare.py",
-         "views/adjudicate.py", "views/team.py")
+PAGES = ("../pages/label.py", "../pages/corpus.py", "../pages/golden_set.py", "../pages/evaluate.py", "../pages/compare.py",
+         "../pages/adjudicate.py", "../pages/team.py")
 
 
 @pytest.fixture
@@ -244,7 +244,7 @@ def _check(at: AppTest, where: str, seen: dict[str, list[str]]) -> None:
 
 
 def test_every_page_shows_hostile_values_only_escaped(hostile):
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=300)
+    at = AppTest.from_file(str(REPO / "edge" / "streamlit_app.py"), default_timeout=300)
     at.query_params["q"] = Q_CDATA
     at.run()
     at.text_input(key="sign_in_email").input(ADMIN)
@@ -263,28 +263,28 @@ def test_every_page_shows_hostile_values_only_escaped(hostile):
     at.run()
     _check(at, "label with a system", seen)
 
-    at.switch_page("views/corpus.py").run()
+    at.switch_page("../pages/corpus.py").run()
     _check(at, "corpus", seen)
     at.selectbox(key="browse_doc").set_value(D_STYLE).run()
     at.selectbox(key="version_pick").set_value(2).run()
     _check(at, "corpus reader and versions", seen)
 
-    at.switch_page("views/golden_set.py").run()
+    at.switch_page("../pages/golden_set.py").run()
     _check(at, "golden set", seen)
     at.selectbox(key="golden_edit_id").set_value(Q_CDATA).run()
     at.button(key="delete-question").click().run()
     _check(at, "golden set delete", seen)
 
-    at.switch_page("views/evaluate.py").run()
+    at.switch_page("../pages/evaluate.py").run()
     _check(at, "evaluate", seen)
     at.segmented_control(key="system_kind").set_value("HTTP endpoint").run()
     _check(at, "evaluate endpoint", seen)
 
-    at.switch_page("views/compare.py").run()
+    at.switch_page("../pages/compare.py").run()
     _check(at, "compare", seen)
-    at.switch_page("views/adjudicate.py").run()
+    at.switch_page("../pages/adjudicate.py").run()
     _check(at, "adjudicate", seen)
-    at.switch_page("views/team.py").run()
+    at.switch_page("../pages/team.py").run()
     at.selectbox(key="edit_user").set_value(ANN_A).run()
     at.button(key="save-role").click().run()
     _check(at, "team", seen)

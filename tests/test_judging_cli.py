@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from judging_support import write_collection
-from labeler.cli import cli
+from labeler_edge.cli import cli
 
 
 @pytest.fixture(scope="module")

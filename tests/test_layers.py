@@ -17,63 +17,74 @@ def _imports(path):
             yield node.module
 
 
+# folder -> the package it installs as (pyproject's package-dir), bottom layer first
+PACKAGES = {"labeler": "labeler", "storage": "labeler_storage", "app": "labeler_app",
+            "pages": "labeler_pages", "edge": "labeler_edge"}
+LAYERS = {  # package -> the project's packages it may import
+    "labeler": {"labeler"},
+    "labeler_storage": {"labeler", "labeler_storage"},
+    "labeler_app": {"labeler", "labeler_storage", "labeler_app"},
+    "labeler_pages": {"labeler", "labeler_storage", "labeler_app", "labeler_pages"},
+    # the edge (CLI, HTTP server, Streamlit entry) sits on top: the entry script wires the pages
+    "labeler_edge": {"labeler", "labeler_storage", "labeler_app", "labeler_pages", "labeler_edge"},
+}
+GENERIC = {"storage", "app", "views", "pages", "edge", "cli"}  # names no module of ours may be imported by
+
+
+def _sources(*folders):
+    for folder in folders:
+        yield from sorted((REPO / folder).rglob("*.py"))
+
+
 def test_core_and_storage_never_import_streamlit():
-    offenders = [f"{p.relative_to(REPO)} imports {name}"
-                 for folder in ("labeler", "storage") for p in (REPO / folder).rglob("*.py")
+    offenders = [f"{p.relative_to(REPO)} imports {name}" for p in _sources("labeler", "storage", "app")
                  for name in _imports(p) if name.split(".")[0] == "streamlit"]
     assert offenders == []
 
 
 def test_cli_and_core_import_without_heavy_libraries():
-    code = ("import sys, labeler.cli, labeler.corpus, labeler.config, labeler.candidates, labeler.retrieval;"
+    code = ("import sys, labeler_edge.cli, labeler.corpus, labeler.config, labeler.candidates, labeler.retrieval;"
             "heavy = [m for m in ('torch', 'faiss', 'sentence_transformers', 'bm25s', 'streamlit') if m in sys.modules];"
             "print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout.strip() == ""
 
 
-LAYERS = {  # folder -> top-level packages it may import from this project
-    "labeler": {"labeler"},
-    "storage": {"labeler", "storage"},
-    "app": {"labeler", "storage", "app"},
-    "views": {"labeler", "storage", "app", "views"},
-}
-PROJECT = {"labeler", "storage", "app", "views"}
-
-
 def test_layers_import_only_downwards():
-    # labeler.cli sits at the top of the core: it may open a store (import/export) but never the app layer.
-    allowed = {**LAYERS, "labeler/cli": {"labeler", "storage"}}
+    """No exception: the CLI and the HTTP server are in the edge, above the app layer."""
     offenders = []
-    for folder in LAYERS:
-        for path in (REPO / folder).rglob("*.py"):
+    for folder, package in PACKAGES.items():
+        for path in _sources(folder):
             rel = path.relative_to(REPO).as_posix()
-            may = allowed["labeler/cli"] if rel.startswith("labeler/cli/") else allowed[folder]
             offenders += [f"{rel} imports {name}" for name in _imports(path)
-                          if name.split(".")[0] in PROJECT and name.split(".")[0] not in may]
+                          if name.split(".")[0] in LAYERS and name.split(".")[0] not in LAYERS[package]]
     assert offenders == []
 
 
-def test_app_layer_never_imports_streamlit():
-    offenders = [f"{p.relative_to(REPO)} imports {name}" for p in (REPO / "app").rglob("*.py")
-                 for name in _imports(p) if name.split(".")[0] == "streamlit"]
+def test_nothing_imports_a_generic_top_level_name():
+    """The installed names are distinctive (labeler_storage, not storage): an import by a folder's
+    name would work in a checkout and fail from the wheel."""
+    offenders = [f"{p.relative_to(REPO)} imports {name}"
+                 for p in _sources(*PACKAGES, "tests", "bench") for name in _imports(p)
+                 if name.split(".")[0] in GENERIC]
     assert offenders == []
 
 
 def test_rooms_stay_small():
-    """No source file past ~450 lines; no page script past ~120 (pages are wiring; `views/_*.py` are
+    """No source file past ~450 lines; no page script past ~120 (pages are wiring; `pages/_*.py` are
     the widgets and cached loaders they share)."""
     sizes = {p.relative_to(REPO).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
-             for folder in ("labeler", "storage", "app", "views") for p in (REPO / folder).rglob("*.py")}
-    too_big = {f: n for f, n in sizes.items() if n > (120 if f.startswith("views/") and "/_" not in f else 450)}
+             for p in _sources(*PACKAGES)}
+    too_big = {f: n for f, n in sizes.items() if n > (120 if f.startswith("pages/") and "/_" not in f else 450)}
     assert too_big == {}
 
 
 def test_no_import_cycles_between_modules():
     modules = {}
-    for folder in ("labeler", "storage", "app"):
+    for folder in ("labeler", "storage", "app", "edge"):
         for path in (REPO / folder).rglob("*.py"):
-            name = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+            parts = path.relative_to(REPO).with_suffix("").parts
+            name = ".".join((PACKAGES[parts[0]], *parts[1:])).removesuffix(".__init__")
             modules[name] = path
     # Only imports executed at module load make a cycle; imports inside functions are deferred.
     graph = {}
@@ -115,5 +126,9 @@ def test_no_import_cycles_between_modules():
 def test_no_pages_folder_beside_the_entry_script():
     """Streamlit treats a `pages/` folder beside the entry script as v1 multipage pages and runs a
     page's file *instead of* the entry script when its URL is opened: `/corpus` would skip the
-    sign-in gate. The page scripts live in `views/` for that reason."""
-    assert not (REPO / "pages").exists()
+    sign-in gate. The page scripts live in the top-level `pages/`; the entry scripts in `edge/`."""
+    from labeler_edge.cli.team import ENTRY, TEAM_ENTRY
+
+    for entry in (ENTRY, TEAM_ENTRY):
+        assert entry.is_file() and not (entry.parent / "pages").exists()
+    assert (REPO / "pages" / "label.py").is_file() and ENTRY.parent != REPO / "pages"

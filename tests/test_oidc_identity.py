@@ -1,5 +1,5 @@
 """OpenID Connect sign-in: a listed user gets their role, an unlisted one the team's default or a
-refusal. It rests on a verified identity (app.accounts.oidc_actor), on both engines: an
+refusal. It rests on a verified identity (labeler_app.accounts.oidc_actor), on both engines: an
 unverified `email` claim maps no one to an account, and an account is bound to the provider's subject
 at its first sign-in, so another subject presenting the same address later is refused (and logged)."""
 from __future__ import annotations
@@ -8,9 +8,9 @@ import logging
 
 import pytest
 
-import app.accounts as acc
-from app.access import Actor, Role
 from labeler.errors import AccessDenied, SignInError
+from labeler_app.access import Actor, Role
+import labeler_app.accounts as acc
 from test_access import team  # noqa: F401 - the fixture: an admin and an annotator, on each engine
 
 IDP = "https://idp.example.org"

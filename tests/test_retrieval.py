@@ -4,13 +4,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import labeler.retrieval.retriever as retriever_module
 from labeler.candidates import keyword_search, pool_candidates, shuffled
 from labeler.config import RunConfig
 from labeler.corpus import Corpus, Document
 from labeler.errors import CorpusError
 from labeler.retrieval import DocHit, Retriever, open_retriever, retrieve_run
 from labeler.retrieval.fusion import rrf
+import labeler.retrieval.retriever as retriever_module
 
 VOCAB = ["vacation", "days", "hotel", "limit", "laptop", "stolen", "travel", "leave"]
 DOCS = Corpus((
@@ -149,7 +149,7 @@ def test_keyword_search_finds_by_id_then_title_then_text(query, expected):
 
 def test_bm25_and_keyword_terms_keep_devanagari_words_whole(fake_encoder_factory, tmp_path):
     from labeler.candidates import query_terms
-    from labeler.lexical import tokenize
+    from labeler.retrieval.lexical import tokenize
 
     # "छुट्टी" (leave) has vowel signs, which are not \w: a plain \w+ split would cut it up.
     assert "छुट्टी" in tokenize(["हर साल 25 दिन की छुट्टी"])[0]

@@ -1,4 +1,4 @@
-"""The one evaluation use case (labeler.runs): score, save, and read back exactly what was saved."""
+"""The one evaluation use case (labeler_app.runs): score, save, and read back exactly what was saved."""
 from __future__ import annotations
 
 import json
@@ -9,8 +9,8 @@ from labeler.config import RunConfig
 from labeler.errors import InputError
 from labeler.evaluation import EvalReport
 from labeler.golden import parse_golden_jsonl
-from labeler.runs import measures_for, report_of, require_judgments, save_report, score_run
-from storage import open_store
+from labeler_app.runs import measures_for, report_of, require_judgments, save_report, score_run
+from labeler_storage import open_store
 
 GOLDEN = "".join(json.dumps(q) + "\n" for q in [
     {"query_id": "q1", "question": "Vacation days?", "query_type": "policy", "relevance": {"d1": 2, "d2": 0}},

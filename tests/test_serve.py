@@ -18,12 +18,12 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import SAMPLE
-from labeler.cli import cli
 from labeler.config import RunConfig
 from labeler.evaluation.evaluate import evaluate_golden
 from labeler.golden import read_golden
-from labeler.serve import MAX_BODY, BadRequest, SearchService, make_server, open_service, parse_body, parse_k, parse_query
 from labeler.systems import BuiltinSystem, HttpSystem
+from labeler_edge.cli import cli
+from labeler_edge.serve import MAX_BODY, BadRequest, SearchService, make_server, open_service, parse_body, parse_k, parse_query
 
 ENDPOINT = {"name": "labeler-serve", "method": "POST", "body": {"query": "{query}", "k": "{k}"},
             "response": {"hits": "hits", "id": "doc_id", "score": "score"}, "concurrency": 4}
@@ -39,7 +39,7 @@ def home(tmp_path_factory) -> Path:
 def served(home):
     """`labeler serve sample_corpus --port 0` as a real subprocess; yields its base URL."""
     script = Path(sys.executable).with_name("labeler")
-    command = [str(script)] if script.exists() else [sys.executable, "-c", "from labeler.cli import main; main()"]
+    command = [str(script)] if script.exists() else [sys.executable, "-c", "from labeler_edge.cli import main; main()"]
     env = {**os.environ, "LABELER_HOME": str(home)}
     proc = subprocess.Popen([*command, "serve", str(SAMPLE), "--port", "0"], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from labeler.serve import make_server
+from labeler_edge.serve import make_server
 
 
 @pytest.fixture

@@ -15,9 +15,9 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 import labeler.passwords as passwords
-from app import accounts as acc
-from storage.accounts import CODE_LIFETIME
-from views._session_cookie import COOKIE, SESSION_ROUTE, SIGN_OUT_ROUTE, routes
+from labeler_app import accounts as acc
+from labeler_pages._session_cookie import COOKIE, SESSION_ROUTE, SIGN_OUT_ROUTE, routes
+from labeler_storage.accounts import CODE_LIFETIME
 
 HERE = "203.0.113.7 Mozilla/5.0 (X11; Linux x86_64) Chrome/156"  # the client that signed in
 ELSEWHERE = "198.51.100.9 Mozilla/5.0 (X11; Linux x86_64) Chrome/156"  # the same browser, another address

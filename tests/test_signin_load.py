@@ -3,7 +3,7 @@
 A real team server on SQLite; five hostile clients (their own X-Forwarded-For each) spray wrong
 passwords at another account and at made-up addresses as fast as the server answers, through the
 Streamlit protocol (tests/streamlit_client.py); then five more at an address that already waits,
-so every try is refused unchecked. Before app.throttle.HashGate every attempt checked its password
+so every try is refused unchecked. Before labeler_app.throttle.HashGate every attempt checked its password
 at once, all at the same time: each check takes argon2id's 64 MiB and a core, so the server's
 memory grew by 64 MiB per sprayer and a real sign-in waited for the sprayers' checks; before
 views/_visitors.py a refused try was answered at once, and the sprayers looped on ~50 a second.
@@ -14,7 +14,7 @@ import statistics
 
 from signin_load import run_load
 
-from app.throttle import RUN_BURST, RUNS_PER_SECOND, SLOTS
+from labeler_app.throttle import RUN_BURST, RUNS_PER_SECOND, SLOTS
 
 ARGON2_MB = 64
 

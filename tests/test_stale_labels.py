@@ -10,18 +10,18 @@ import sys
 
 import pytest
 
-from app import compare as cmp
-from app import golden_set as gs
-from app import recheck as rc
-from app.access import local_actor
-from app.evaluate import run_evaluation
+from labeler_app import compare as cmp
+from labeler_app import golden_set as gs
+from labeler_app import recheck as rc
+from labeler_app.access import local_actor
+from labeler_app.evaluate import run_evaluation
 from conftest import sqlite_only
 from labeler.config import RunConfig
 from labeler.corpus import load_corpus
 from labeler.golden import parse_golden_jsonl, serialize_golden_jsonl
 from labeler.paths import SAMPLE_CORPUS
 from labeler.retrieval import open_retriever
-from storage import open_store
+from labeler_storage import open_store
 
 ASHA = local_actor("asha")
 BM25 = RunConfig(retriever="bm25")
@@ -97,7 +97,7 @@ def test_edit_and_delete_make_grades_stale_and_recheck_clears_them(graded):
 
 
 def test_stale_count_is_one_number_in_the_same_words_on_the_golden_set_and_evaluate_pages(graded):
-    from app.evaluate import load_run
+    from labeler_app.evaluate import load_run
 
     store, corpus_file, v1, (q1, q2) = graded
     for qid in (q1, q2):  # a second annotator on the same documents: 12 grades, 6 judged documents
@@ -133,7 +133,7 @@ def test_golden_file_carries_hashes_and_eval_detects_stale_labels_from_the_file_
     write_corpus(other, edit=EDITED, delete=DELETED)
 
     def labeler(*args):
-        return subprocess.run([sys.executable, "-m", "labeler", *args], capture_output=True, text=True, timeout=300)
+        return subprocess.run([sys.executable, "-m", "labeler_edge", *args], capture_output=True, text=True, timeout=300)
 
     base = ["eval", str(other), str(golden_file), "--retriever", "bm25"]
     included = labeler(*base, "--json")
@@ -151,7 +151,7 @@ def test_golden_file_carries_hashes_and_eval_detects_stale_labels_from_the_file_
 def test_import_without_hashes_hashes_against_the_corpus_given(db_url):
     corpus = load_corpus(SAMPLE_CORPUS)
     with open_store(db_url) as store:
-        from labeler.transfer import import_golden_set, read_for_import
+        from labeler_app.transfer import import_golden_set, read_for_import
 
         import_golden_set(store, read_for_import(SAMPLE_CORPUS / "golden.jsonl", corpus=corpus), corpus=corpus,
                           corpus_path=str(SAMPLE_CORPUS))
@@ -194,8 +194,8 @@ def test_grades_from_before_versions_are_hashed_against_the_first_version_and_it
 def test_cli_export_marks_stale_documents(graded, tmp_path):
     from click.testing import CliRunner
 
-    from labeler.cli import cli
     from labeler.golden import read_golden
+    from labeler_edge.cli import cli
 
     store, corpus_file, _, (q1, q2) = graded
     store.ensure_collection(corpus_path=str(corpus_file), corpus=write_corpus(corpus_file, edit=EDITED))
@@ -207,7 +207,7 @@ def test_cli_export_marks_stale_documents(graded, tmp_path):
 
 
 def test_another_source_is_recorded_as_another_corpus_and_an_edited_upload_as_a_version(graded, tmp_path):
-    from labeler.corpus_versions import corpus_source
+    from labeler.corpus.versions import corpus_source
 
     store, corpus_file, v1, _ = graded
     other_file = tmp_path / "other.jsonl"

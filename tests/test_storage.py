@@ -13,7 +13,7 @@ from conftest import SAMPLE, new_db_url, snapshot
 from labeler.errors import ImportConflictError, InputError
 from labeler.golden import GoldenQuery, GoldenSet, parse_golden_jsonl, read_golden, serialize_golden_jsonl
 from labeler.status import Status
-from storage import IMPORT_ANNOTATOR, open_store
+from labeler_storage import IMPORT_ANNOTATOR, open_store
 
 
 # --------------------------------------------------------------------------- questions
@@ -484,7 +484,7 @@ def test_import_golden_keeps_a_64_bit_scale(store):
 
 
 def test_collection_store_acts_on_its_collection_unless_a_call_names_another(store):
-    from storage import CollectionStore
+    from labeler_storage import CollectionStore
 
     demo = CollectionStore(store, "demo")
     demo.add_question("Demo?", query_id="d-1")

@@ -11,10 +11,10 @@ from accounts_support import (  # noqa: F401 - fixtures
     PASSWORD, SAME_REFUSAL, WRONG, clock, dump, refusal, rows, store, template,
 )
 
-import labeler.passwords as passwords
 from labeler.errors import InputError, SignInError
-from storage import open_store
-from storage.accounts import FAILURE_WINDOW, INVITE_LIFETIME, MAX_DELAY, MAX_FAILURES, wait_after
+import labeler.passwords as passwords
+from labeler_storage import open_store
+from labeler_storage.accounts import FAILURE_WINDOW, INVITE_LIFETIME, MAX_DELAY, MAX_FAILURES, wait_after
 
 
 # --------------------------------------------------------------------------- users
@@ -133,7 +133,7 @@ def test_while_waiting_no_password_is_checked(store, monkeypatch):
     for _ in range(MAX_FAILURES):
         refusal(store, "ann@example.org", WRONG)
     checked = []
-    monkeypatch.setattr("storage.accounts.verify_password", lambda *a: checked.append(a) or True)
+    monkeypatch.setattr("labeler_storage.accounts.verify_password", lambda *a: checked.append(a) or True)
     refusal(store, "ann@example.org", PASSWORD)
     assert checked == []
 
@@ -192,11 +192,11 @@ def test_a_password_reset_while_the_password_is_checked_refuses_the_old_one(stor
 
     def verify_then_reset(password_hash, password):
         ok = real(password_hash, password)
-        monkeypatch.setattr("storage.accounts.verify_password", real)
+        monkeypatch.setattr("labeler_storage.accounts.verify_password", real)
         store.accounts.set_password("ann@example.org", "reset by the admin meanwhile")
         return ok
 
-    monkeypatch.setattr("storage.accounts.verify_password", verify_then_reset)
+    monkeypatch.setattr("labeler_storage.accounts.verify_password", verify_then_reset)
     assert refusal(store, "ann@example.org", PASSWORD) == SAME_REFUSAL
     assert rows(store, "SELECT count(*) FROM sessions") == [(0,)]
 
@@ -232,7 +232,7 @@ def test_a_concurrent_burst_checks_no_more_than_max_failures_passwords(store, mo
     # Throttling is only worth something if parallel requests cannot each get a guess checked.
     checked = []
     real = passwords.verify_password
-    monkeypatch.setattr("storage.accounts.verify_password", lambda h, p: checked.append(p) or real(h, p))
+    monkeypatch.setattr("labeler_storage.accounts.verify_password", lambda h, p: checked.append(p) or real(h, p))
     out = _burst(store, 8, WRONG)
     assert len(checked) <= MAX_FAILURES
     assert out.count(SAME_REFUSAL) == len(checked) and len(out) == 8

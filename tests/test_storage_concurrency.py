@@ -16,14 +16,14 @@ import pytest
 
 from conftest import rows, snapshot
 
-from storage import open_store
+from labeler_storage import open_store
 
 REPO = Path(__file__).resolve().parents[1]
 N_WRITERS, N_EACH = 8, 250
 
 WRITER = textwrap.dedent("""
     import sys
-    from storage import open_store
+    from labeler_storage import open_store
 
     url, worker, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
     # NORMAL: the subject here is locking; FULL adds ~5 ms of fsync per commit and nothing else
@@ -40,7 +40,7 @@ WRITER = textwrap.dedent("""
 IMPORTER = textwrap.dedent("""
     import sys, time
     from labeler.golden import read_golden
-    from storage import open_store
+    from labeler_storage import open_store
 
     url, path = sys.argv[1], sys.argv[2]
     golden = read_golden(path)

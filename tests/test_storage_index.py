@@ -12,9 +12,9 @@ from labeler.errors import InputError
 from labeler.agreement import consensus
 from labeler.golden import GoldenQuery, GoldenSet
 from labeler.status import Status, status_of
-from storage import IMPORT_ANNOTATOR
-from storage import schema as S
-from storage.questions import write_judgments
+from labeler_storage import IMPORT_ANNOTATOR
+from labeler_storage import schema as S
+from labeler_storage.questions import write_judgments
 
 PEOPLE = ("asha", "ben", "chen", "dana")
 
@@ -113,8 +113,8 @@ def test_the_held_index_recomputes_what_changed_and_agrees_with_a_fresh_one(stor
     """The Store keeps its index between calls and recomputes only touched questions; after every
     write — by this Store or by another one on the same database (another process) — it equals
     the index computed from nothing."""
-    from storage import open_store
-    from storage.question_index import question_index
+    from labeler_storage import open_store
+    from labeler_storage.question_index import question_index
 
     rng = random.Random(seed)
     cases = _generate(rng, 40)
@@ -152,7 +152,7 @@ def test_the_held_index_recomputes_what_changed_and_agrees_with_a_fresh_one(stor
 
 
 def test_a_collection_deleted_and_made_again_is_indexed_afresh(store):
-    from storage.question_index import question_index
+    from labeler_storage.question_index import question_index
 
     store.add_question("Old one?", query_id="q1", collection="c")
     store.set_judgment("q1", "d1", 3, annotator="asha", collection="c")

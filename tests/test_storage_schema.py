@@ -17,9 +17,9 @@ import sqlalchemy as sa
 from conftest import new_db_url, rows, snapshot, sqlite_only
 from labeler.errors import StorageError
 from labeler.golden import GoldenQuery, GoldenSet, serialize_golden_jsonl
-from storage import Store, default_db_url, normalize_db_url, open_store
-from storage import migrations as M
-from storage import schema as S
+from labeler_storage import Store, default_db_url, normalize_db_url, open_store
+from labeler_storage import migrations as M
+from labeler_storage import schema as S
 
 ALL_VERSIONS = list(range(1, M.LATEST_VERSION + 1))
 
@@ -50,8 +50,8 @@ def test_default_db_url_is_labeler_db_url_when_set(monkeypatch, db_url):
 def test_cli_imports_and_exports_through_labeler_db_url(db_url, tmp_path, monkeypatch):
     from click.testing import CliRunner
 
-    from labeler.cli import cli
     from labeler.golden import read_golden
+    from labeler_edge.cli import cli
 
     golden = tmp_path / "golden.jsonl"
     golden.write_text('{"query_id": "a", "question": "A?", "relevance": {"d1": 1}}\n', encoding="utf-8")
@@ -327,7 +327,7 @@ def test_open_store_refuses_unwritable_folder(tmp_path, monkeypatch, via):
 def test_cli_import_with_db_under_a_file_exits_2_with_one_line(tmp_path):
     from click.testing import CliRunner
 
-    from labeler.cli import cli
+    from labeler_edge.cli import cli
 
     golden = tmp_path / "golden.jsonl"
     golden.write_text('{"query_id": "a", "question": "A?", "relevance": {"d1": 1}}\n', encoding="utf-8")
@@ -466,7 +466,7 @@ def test_open_store_adopts_v3_database_with_data_intact(tmp_path):
 def test_v7_turns_each_unanswerable_flag_into_one_vote(empty_db_url):
     # A database at version 6 (made by the revisions up to 6) with two flagged questions: one marked
     # by asha in the app (updated_by), one from before v6 (no one recorded).
-    from storage.engine import Database
+    from labeler_storage.engine import Database
 
     db = Database(empty_db_url)
     with db.write() as conn:
@@ -487,7 +487,7 @@ def test_v7_turns_each_unanswerable_flag_into_one_vote(empty_db_url):
 
 def _ann_signed_in_at(url: str, version: int, token_hash: str) -> None:
     """A database at `version` (made by the revisions up to it) with a user and her session."""
-    from storage.engine import Database
+    from labeler_storage.engine import Database
 
     db = Database(url)
     with db.write() as conn:
@@ -547,7 +547,7 @@ def _back_to_version_8(url: str, scratch_url: str) -> None:
     """Make a database of the latest schema what the code from before Alembic left at version 8: no
     alembic_version, schema_version 1-8, and what later revisions added (tables, columns, indexes,
     PostgreSQL's 64-bit grades) taken away, by the shape of a scratch database migrated up to 8."""
-    from storage.engine import Database
+    from labeler_storage.engine import Database
 
     scratch = Database(scratch_url)
     with scratch.write() as conn:

@@ -9,10 +9,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from app import systems as sy
-from app.access import Actor, Role, local_actor
 from labeler.errors import InputError
-from storage.store import open_store
+from labeler_app import systems as sy
+from labeler_app.access import Actor, Role, local_actor
+from labeler_storage.store import open_store
 
 TEAM_ADMIN = Actor("admin@example.org", Role.ADMIN, team=True)
 HITS = {"hits": [{"doc_id": "leave-001", "score": 0.9}, {"doc_id": "leave-002", "score": 0.5}]}

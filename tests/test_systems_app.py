@@ -1,5 +1,5 @@
 """Scoring your own system from the app and the CLI, against a real `labeler serve`-style server on
-localhost (labeler.serve in this process, over the real model and FAISS): declare, test-query,
+localhost (labeler_edge.serve in this process, over the real model and FAISS): declare, test-query,
 save, score, judge the holes, score again; the CLI's --system gives the built-in pipeline's numbers."""
 from __future__ import annotations
 
@@ -11,18 +11,18 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from app import systems as sy
-from app.access import local_actor
-from app.background import Pending
+from labeler_app import systems as sy
+from labeler_app.access import local_actor
+from labeler_app.background import Pending
 from browser_support import app_home, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
-from labeler.cli import cli
 from labeler.config import RunConfig
 from labeler.errors import LabelerError
 from labeler.paths import SAMPLE_CORPUS
-from labeler.serve import make_server, open_service
-from storage.store import open_store
+from labeler_edge.cli import cli
+from labeler_edge.serve import make_server, open_service
+from labeler_storage.store import open_store
 
-PAGE = "views/evaluate.py"
+PAGE = "../pages/evaluate.py"
 ADMIN = local_actor("admin")
 
 
@@ -83,7 +83,7 @@ def test_cli_eval_system_scores_the_served_pipeline_like_the_builtin_one(endpoin
 
 
 def test_evaluate_page_declares_tests_saves_and_scores_an_endpoint_then_the_holes_close(app_home, endpoint):
-    from app.access import local_actor as actor
+    from labeler_app.access import local_actor as actor
     from conftest import import_demo
     from labeler.corpus import load_corpus
 
@@ -105,7 +105,7 @@ def test_evaluate_page_declares_tests_saves_and_scores_an_endpoint_then_the_hole
     assert any("system served &#40;http" in c.value for c in at.caption)  # inert markup of "served (http"
     first = run.summary["metrics"]["judged@10"]
     # Judge one hole of this run on the Label page, then score the endpoint again.
-    from app.holes import find_holes
+    from labeler_app.holes import find_holes
 
     holes = find_holes(store, run.run_id)
     qid, [(doc_id, rank), *_] = next(iter(holes.by_question.items()))
@@ -135,7 +135,7 @@ def test_an_uploaded_run_lists_every_bad_line_on_the_page(tmp_path):
 
     from labeler.errors import RunFormatError
     from labeler.golden import GoldenSet
-    from views._common import said
+    from labeler_pages._common import said
 
     data = b"q-0001 Q0 leave-001 1 0.9 t\nq-0001 Q0 leave-002 2 high t\nq-0001 Q0 \xff 3 0.1 t\nshort\n"
     with pytest.raises(RunFormatError) as info:

@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import REPO, SAMPLE
-from labeler.cli import cli
 from labeler.errors import ConfigError
-from labeler.runs import no_answer_error
 from labeler.systems import QuestionError, load_system, system_from_dict
+from labeler_app.runs import no_answer_error
+from labeler_edge.cli import cli
 
 RESPONSE = '[response]\nhits = "results"\nid = "id"\nscore = "score"\n'
 

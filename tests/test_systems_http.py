@@ -371,7 +371,7 @@ def test_python_callable_calling_sys_exit_fails_that_question_only(callables, mo
     from click.testing import CliRunner
 
     from conftest import SAMPLE
-    from labeler.cli import cli
+    from labeler_edge.cli import cli
 
     monkeypatch.chdir(callables)  # `--system module:function` imports from the current folder
     result = CliRunner().invoke(cli, ["eval", str(SAMPLE), str(SAMPLE / "golden.jsonl"),

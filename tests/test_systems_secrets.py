@@ -13,11 +13,11 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import SAMPLE
-from labeler.cli import cli
-from labeler.systems import HttpSystem, load_system
 from labeler.errors import ConfigError
+from labeler.systems import HttpSystem, load_system
 from labeler.systems.endpoint_spec import redact
 from labeler.systems.secrets import mask_declaration
+from labeler_edge.cli import cli
 
 TOKEN = "tok-9f8e7d6c5b4a"
 KEY = "key/with space+plus"  # URL-encoded differently in the query string and in JSON
@@ -192,8 +192,8 @@ def test_a_body_secret_reference_is_sent_resolved_and_never_shown(echo):
 
 
 def test_a_declaration_stored_with_literal_secrets_is_shown_masked(tmp_path):
-    from app import systems as sy
-    from app.evaluate import system_line  # noqa: F401 - the caption of a saved run goes through it
+    from labeler_app import systems as sy
+    from labeler_app.evaluate import system_line  # noqa: F401 - the caption of a saved run goes through it
 
     text = ('name = "old"\nurl = "https://bob:hunter22@search.test/v1/token/abc123def/s?q={query}&sig=9f8e7d6c"\n'
             '[headers]\nX-Api-Key = "literal-key-123"\n[body]\nquery = "{query}"\napi_key = "body-key-456"\n'

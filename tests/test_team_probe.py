@@ -19,10 +19,10 @@ from conftest import import_demo
 from browser_support import AppServer, app_home, launch_chromium, sample_embeddings, texts, wait_ready  # noqa: F401
 from streamlit.testing.v1 import AppTest
 
-from app.corpus_files import NOT_FOUND, open_server_corpus
+from labeler_app.corpus_files import NOT_FOUND, open_server_corpus
 from conftest import REPO
 from labeler.errors import CorpusError, SignInError
-from storage import open_store
+from labeler_storage import open_store
 
 from test_app_team import PASSWORD, team  # noqa: E402,F401 - the same three users, as a fixture
 
@@ -85,7 +85,7 @@ def test_odd_or_hostile_paths_get_the_one_not_found_message_and_no_crash(root, t
 
 
 def signed_in(email: str) -> AppTest:
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=120)
+    at = AppTest.from_file(str(REPO / "edge" / "streamlit_app.py"), default_timeout=120)
     at.run()
     at.text_input(key="sign_in_email").input(email)
     at.text_input(key="sign_in_password").input(PASSWORD)
@@ -108,7 +108,7 @@ def test_a_stale_grade_click_after_a_demotion_saves_nothing(team):
 
 def test_a_viewer_sees_no_server_path_on_the_corpus_page(team, app_home):
     at = signed_in("vic@example.org")
-    at.switch_page("views/corpus.py").run()
+    at.switch_page("../pages/corpus.py").run()
     assert not at.exception, at.exception
     shown = "\n".join(texts(at.caption) + texts(at.markdown) + texts(at.info) + texts(at.warning))
     for server_path in (str(app_home), str(REPO)):

@@ -1,5 +1,5 @@
-"""Sign-in throttling per client (app.throttle) and how the app's sign-in uses it on top of the
-address's own (storage.accounts): a client that failed too often is refused before any password is
+"""Sign-in throttling per client (labeler_app.throttle) and how the app's sign-in uses it on top of the
+address's own (labeler_storage.accounts): a client that failed too often is refused before any password is
 checked, while another client, and the address itself from elsewhere, still get in; the gate every
 password check passes (bounded, fewest failures first); the run budget of a signed-out client."""
 from __future__ import annotations
@@ -9,11 +9,11 @@ import time
 
 import pytest
 
-import app.accounts as acc
-from app.throttle import (FREE_FAILURES, MAX_CLIENTS, MAX_WAIT, WINDOW, CheckBusy, ClientThrottle, HashGate, RunBudget,
-                          client_key)
 from labeler.errors import SignInError
-from storage import open_store
+import labeler_app.accounts as acc
+from labeler_app.throttle import (FREE_FAILURES, MAX_CLIENTS, MAX_WAIT, WINDOW, CheckBusy, ClientThrottle, HashGate, RunBudget,
+                          client_key)
+from labeler_storage import open_store
 
 PASSWORD = "correct horse battery"
 
@@ -70,7 +70,7 @@ def test_sign_in_refuses_a_throttled_client_before_checking_any_password(tmp_pat
         with pytest.raises(SignInError, match="wrong e-mail address or password"):
             acc.sign_in(store, f"someone{i}@example.org", PASSWORD, client="203.0.113.7")
     checked = []
-    monkeypatch.setattr("storage.accounts.verify_password", lambda *a: checked.append(a) or True)
+    monkeypatch.setattr("labeler_storage.accounts.verify_password", lambda *a: checked.append(a) or True)
     with pytest.raises(SignInError, match="too many failed sign-ins from your network address") as info:
         acc.sign_in(store, "ann@example.org", PASSWORD, client="203.0.113.7")
     assert checked == [] and "Hint: wait 1 s" in str(info.value)

@@ -1,4 +1,4 @@
-"""The import/export use cases the app and the CLI share (labeler.transfer)."""
+"""The import/export use cases the app and the CLI share (labeler_app.transfer)."""
 from __future__ import annotations
 
 import io
@@ -9,8 +9,8 @@ import pytest
 from labeler.corpus import parse_jsonl_corpus
 from labeler.errors import GoldenFormatError, InputError
 from labeler.golden import parse_golden_jsonl
-from labeler.transfer import FORMATS, export_bytes, export_to, golden_to_export, import_golden_set, read_for_import
-from storage import open_store
+from labeler_app.transfer import FORMATS, export_bytes, export_to, golden_to_export, import_golden_set, read_for_import
+from labeler_storage import open_store
 
 CORPUS = parse_jsonl_corpus('{"_id": "d1", "text": "one"}\n{"_id": "d2", "text": "two"}\n')
 GOLDEN = ('{"query_id": "q1", "question": "One?", "relevance": {"d1": 2, "d2": 0}}\n'

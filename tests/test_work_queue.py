@@ -1,4 +1,4 @@
-"""The shared work queue (storage.work_queue): overlap, leases, "closest to done first", and no
+"""The shared work queue (labeler_storage.work_queue): overlap, leases, "closest to done first", and no
 over-claiming when many annotators ask at the same instant; on SQLite and on PostgreSQL."""
 from __future__ import annotations
 
@@ -13,14 +13,14 @@ import pytest
 
 from conftest import rows
 from labeler.errors import InputError
-from storage import open_store
+from labeler_storage import open_store
 
 REPO = Path(__file__).resolve().parents[1]
 N_ASKERS = 16
 
 ASKER = textwrap.dedent("""
     import sys
-    from storage import open_store
+    from labeler_storage import open_store
 
     url, name = sys.argv[1], sys.argv[2]
     store = open_store(url, synchronous="NORMAL")

@@ -2,7 +2,7 @@
 
 A judged document is stale against the corpus being searched when the corpus lacks it
 (missing) or its content hash differs from the one the golden file carries (edited; see
-labeler.corpus_versions). The policy decides what scoring does with them:
+labeler.corpus.versions). The policy decides what scoring does with them:
 - include (the default): score as labelled, and say how many were stale;
 - exclude: drop the stale judgments from the golden set before scoring (a question left with no
   judgment is then "not yet judged", as any other);
@@ -15,7 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from labeler.corpus import Corpus
-from labeler.corpus_versions import GoldenStaleness, golden_staleness, stale_count_text
+from labeler.corpus.versions import GoldenStaleness, golden_staleness, stale_count_text
 from labeler.errors import InputError, LabelerError
 from labeler.golden import GoldenSet
 

@@ -17,8 +17,8 @@ from labeler.corpus import load_corpus
 from labeler.errors import InputError
 from labeler.golden import GoldenSet
 from labeler.golden.beir import read_beir_golden
-from labeler.judging.features import CorpusText, QuestionFeatures, question_features, retriever_scores
 from labeler.jsonlines import path_kind
+from labeler.judging.features import CorpusText, QuestionFeatures, question_features, retriever_scores
 from labeler.progress import Progress
 
 

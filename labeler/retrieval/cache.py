@@ -43,7 +43,7 @@ logger = logging.getLogger("labeler.cache")
 CACHE_FORMAT = 1  # the pre-manifest layout (emb-<key>/vectors.npy): read once to adopt its vectors
 ENTRY_FORMAT = 2
 INDEX_FORMAT = 1
-BM25_FORMAT = 3  # 2: Indic scripts tokenized whole (labeler.lexical.TOKEN_PATTERN); 3: with a manifest
+BM25_FORMAT = 3  # 2: Indic scripts tokenized whole (labeler.retrieval.lexical.TOKEN_PATTERN); 3: with a manifest
 MANIFEST = "manifest.json"
 STALE_SECONDS = 3600  # a temporary or trash folder this old was left by a process that died
 
@@ -209,7 +209,7 @@ class IndexCache:
 
     def load(self, n_chunks: int, dimension: int):
         """The cached index, checked (checksum, ntotal, d, type); None when missing or damaged (then logged)."""
-        from labeler.index import deserialize_index
+        from labeler.retrieval.index import deserialize_index
 
         try:
             entry = read_entry(self.folder, "faiss")
@@ -232,7 +232,7 @@ class IndexCache:
 
     def save(self, index) -> None:
         """Write the index as an entry (a racing writer's identical copy may win)."""
-        from labeler.index import serialize_index
+        from labeler.retrieval.index import serialize_index
 
         data = serialize_index(index)
         write_entry(self.folder, "faiss", lambda tmp: (tmp / "index.faiss").write_bytes(data),
@@ -264,7 +264,7 @@ def bm25_folder(root: Path, build: BuildConfig, fingerprint: str) -> Path:
 
 def load_bm25(folder: Path, n_chunks: int | None = None):
     """The cached BM25 index, checked against its manifest; None when missing or damaged (then logged)."""
-    from labeler.lexical import BM25Index
+    from labeler.retrieval.lexical import BM25Index
 
     try:
         entry = read_entry(folder, "bm25")

@@ -17,13 +17,13 @@ from pathlib import Path
 
 import numpy as np
 
-from labeler.chunking import Chunk, chunk_corpus, render
 from labeler.config import BuildConfig, RunConfig, SearchParams
 from labeler.corpus import Corpus, load_corpus
-from labeler.embedding import Embedder, model_identity
 from labeler.paths import cache_dir
 from labeler.progress import Progress
 from labeler.retrieval.cache import IndexCache, bm25_folder, legacy_vectors, load_bm25, logger, save_bm25
+from labeler.retrieval.chunking import Chunk, chunk_corpus, render
+from labeler.retrieval.embedding import Embedder, model_identity
 from labeler.retrieval.fusion import rrf
 from labeler.retrieval.hits import DocHit, ranked
 from labeler.retrieval.rerank import rerank
@@ -197,7 +197,7 @@ class Retriever:
         return old, np.ones(len(found), dtype=bool)
 
     def _load_or_build_index(self):
-        from labeler.index import build_index
+        from labeler.retrieval.index import build_index
 
         t0 = time.perf_counter()
         index = self.index_cache.load(len(self.chunks), int(self._vectors.shape[1]))
@@ -221,7 +221,7 @@ class Retriever:
                 self.prepare("dense")
 
     def _load_or_build_bm25(self):
-        from labeler.lexical import BM25Index
+        from labeler.retrieval.lexical import BM25Index
 
         t0 = time.perf_counter()
         folder = bm25_folder(self.cache_root, self.config, self.corpus.fingerprint)
@@ -284,7 +284,7 @@ class Retriever:
 
     def dense_many(self, query_vectors: np.ndarray, params: SearchParams = SearchParams()) -> list[list[DocHit]]:
         """Top params.k documents per query vector by their best chunk's inner product, filtered."""
-        from labeler.index import search
+        from labeler.retrieval.index import search
 
         allowed = self.allowed_chunks(params.filters)
         if allowed is not None and len(allowed) == 0:

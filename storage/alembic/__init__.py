@@ -1,4 +1,4 @@
 """The Alembic environment of the labeler database: env.py and one revision per schema version (versions/).
 
-storage.migrations runs it programmatically (no alembic.ini); revision "0007" is schema version 7.
+labeler_storage.migrations runs it programmatically (no alembic.ini); revision "0007" is schema version 7.
 """

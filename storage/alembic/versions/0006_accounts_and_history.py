@@ -4,7 +4,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-from storage.schema import login_failures, team_settings
+from labeler_storage.schema import login_failures, team_settings
 
 revision = "0006"
 down_revision = "0005"

@@ -21,4 +21,4 @@ def upgrade() -> None:
     op.get_bind().execute(sa.text(
         "INSERT INTO unanswerable_votes (question_id, annotator, created_at) "
         "SELECT id, CASE WHEN updated_by <> '' THEN updated_by ELSE :imported END, "
-        "updated_at FROM questions WHERE unanswerable"), {"imported": "(import)"})  # storage.records.IMPORT_ANNOTATOR
+        "updated_at FROM questions WHERE unanswerable"), {"imported": "(import)"})  # labeler_storage.records.IMPORT_ANNOTATOR

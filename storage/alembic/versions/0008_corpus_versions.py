@@ -11,7 +11,7 @@ down_revision = "0007"
 def upgrade() -> None:
     """Labels that stay true when the corpus changes. Existing judgments get no hash here (the
     database holds no documents): the app hashes them against the corpus it next opens, and
-    that version's note says so (storage.versions.record_version)."""
+    that version's note says so (labeler_storage.versions.record_version)."""
     for column in ("ALTER TABLE judgments ADD COLUMN doc_hash TEXT",
                    "ALTER TABLE judgment_history ADD COLUMN doc_hash TEXT",
                    "ALTER TABLE runs ADD COLUMN corpus_path TEXT",

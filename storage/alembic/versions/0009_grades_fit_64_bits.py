@@ -9,7 +9,7 @@ down_revision = "0008"
 
 
 def upgrade() -> None:
-    """An imported scale may hold any 64-bit grade (storage.checks.check_stored_grade). SQLite's
+    """An imported scale may hold any 64-bit grade (labeler_storage.checks.check_stored_grade). SQLite's
     INTEGER already holds 64 bits; PostgreSQL's is 32, so there the grade columns become BIGINT."""
     if op.get_bind().dialect.name != "postgresql":
         return

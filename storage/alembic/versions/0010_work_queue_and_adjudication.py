@@ -9,8 +9,8 @@ down_revision = "0009"
 
 
 def upgrade() -> None:
-    """Two new tables (frozen copies here; storage.schema holds the current ones): `claims`, who is
-    judging which question until when (storage.work_queue), and `adjudications`, final grades."""
+    """Two new tables (frozen copies here; labeler_storage.schema holds the current ones): `claims`, who is
+    judging which question until when (labeler_storage.work_queue), and `adjudications`, final grades."""
     v10 = sa.MetaData()
     sa.Table("questions", v10, sa.Column("id", sa.Integer, primary_key=True))
     sa.Table("claims", v10,

@@ -9,7 +9,7 @@ down_revision = "0011"
 
 
 def upgrade() -> None:
-    """A new table (a frozen copy here; storage.schema holds the current one): `declines`, the questions
+    """A new table (a frozen copy here; labeler_storage.schema holds the current one): `declines`, the questions
     an annotator gave back to the queue, which it then offers them only when nothing else wants them;
     and `deleted_numbers`."""
     v12 = sa.MetaData()

@@ -9,7 +9,7 @@ down_revision = "0013"
 
 def upgrade() -> None:
     """`client_hash`: the digest of the client and browser a session signed in from; a session read back
-    from its cookie is refused from any other (storage.accounts.session_user). `code_hash` and
+    from its cookie is refused from any other (labeler_storage.accounts.session_user). `code_hash` and
     `code_expires_at`: the one-time code, valid a minute, that the browser trades for the cookie at the
     team server's /_labeler/session route. `cookie_hash`: the digest of the cookie's token, a second token
     of the same session (the tab that signed in keeps its own). NULL for sessions of earlier versions: no

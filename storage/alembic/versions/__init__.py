@@ -1,1 +1,1 @@
-"""Alembic revisions, one per schema version; Alembic loads them by path (storage.migrations)."""
+"""Alembic revisions, one per schema version; Alembic loads them by path (labeler_storage.migrations)."""

@@ -1,4 +1,0 @@
-"""`python -m labeler`: the same CLI as the `labeler` command."""
-from labeler.cli import main
-
-main()

@@ -1,0 +1,140 @@
+"""UI pieces of the Label page: a candidate card and the keyboard bar. Rendering only: the
+actions they trigger are `labeler_app.label` functions passed in as callbacks."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from labeler_app.label import GRADE_KEYS, GRADES, CandidateView
+from labeler_app.text import inert
+from labeler_pages._common import refresh_label, shown_label
+
+BADGE_COLOURS = (("dense", "blue"), ("BM25", "orange"), ("shuffled", "gray"))
+Grade = Callable[[str, int | None], None]  # (doc_id, grade or None to clear)
+
+
+def _badges(view: CandidateView) -> str:
+    def colour(badge: str) -> str:
+        return next((c for prefix, c in BADGE_COLOURS if badge.startswith(prefix)), "green")
+
+    return " ".join(f":{colour(b)}-badge[{inert(b)}]" for b in view.badges)  # a badge may name a saved system
+
+
+# The key queue (pages/_keyboard.py) is an st.html element, whose code the browser loads apart, after
+# the page's Markdown: on a fresh page the cards could show while a key pressed on them ran no code and
+# was lost. Until the queue marks the page as listening, the candidates and the keyboard bar stay hidden.
+KEYS_GATE = ('<style>body:not(.labeler-keys) [class*="st-key-cand-"], body:not(.labeler-keys) '
+             '.st-key-keyboard-bar { visibility: hidden; }</style>')
+
+
+def candidate_card(view: CandidateView, n: int, key: str, on_grade: Grade, *, focused: bool,
+                   unanswerable: bool, read_only: bool = False) -> None:
+    """One candidate: title, badges, highlighted snippet, metadata, grade buttons, full text."""
+    with st.container(border=True, key=key):
+        # One markdown element for title, snippet, ids and the full text (an HTML <details>): a grade
+        # click re-renders every card of the question, and each element is one more message to the
+        # browser (about 210 per click with four elements here instead of one).
+        meta = " · ".join(f"{inert(k)}: {inert(v)}" for k, v in view.metadata.items())
+        others = " · ".join(f"{inert(a)}: {g}" for a, g in view.others.items())
+        full = "<br>".join(inert(line) for line in view.text.splitlines())
+        st.markdown(f"{KEYS_GATE if n == 1 and key.startswith('cand-') else ''}"
+                    f"{'▶ ' if focused else ''}**{n}. {view.title_markup}** &nbsp; {_badges(view)}\n\n"
+                    f"{view.snippet_markup}\n\n"
+                    f"<small><code>{inert(view.doc_id)}</code>{f' · {meta}' if meta else ''}"
+                    f"{f' · others: {others}' if others else ''}</small>"
+                    + (f"\n\n<details><summary>Full text</summary>{full}</details>" if full else ""),
+                    unsafe_allow_html=True)
+        grade_control(view, key, on_grade, unanswerable=unanswerable, read_only=read_only)
+
+
+def grade_control(view: CandidateView, key: str, on_grade: Grade, *, unanswerable: bool, read_only: bool) -> None:
+    """The card's grade as one segmented control (one element, not a row of buttons: a click re-renders
+    every card, and each element is a message to the browser). Clicking the selected grade clears it.
+    While you mark the question unanswerable, only 0 is offered."""
+    widget = f"{key}-grade"
+    if st.session_state.get(widget) != view.grade:
+        st.session_state[widget] = view.grade  # what is saved, also after a key or an undo changed it
+    options = sorted({0, view.grade} - {None}) if unanswerable else list(GRADES)
+    st.segmented_control("Grade", options, key=widget, format_func=lambda g: f"{g} · {GRADES[g]}",
+                         label_visibility="collapsed", disabled=read_only, on_change=_changed,
+                         args=(widget, view.doc_id, on_grade))
+
+
+def _changed(widget: str, doc_id: str, on_grade: Grade) -> None:
+    on_grade(doc_id, st.session_state[widget])
+
+
+def keyboard_bar(focus: int, n: int, focused_doc: str, on_grade: Grade, on_move: Callable[[int], None], *,
+                 unanswerable: bool, read_only: bool = False, on_undo: tuple | None = None) -> None:
+    """J/K move the focus, 0-3 grade the focused candidate and jump to the next ungraded one, U undoes."""
+    with st.container(horizontal=True, key="keyboard-bar", vertical_alignment="center", gap="small"):
+        st.caption(f"Focus: now #{focus + 1} of {n} · **X** unanswerable · **Esc** leaves a text box",
+                   help="Keys: **J**/**K** move the focus · **0**-**3** grade the focused card, then the focus jumps "
+                        "to the next card you have not graded · **X** mark unanswerable · **U** undo · **N**/**P** "
+                        "next/previous question · **Esc** leaves a text box. Keys pressed while the page is busy or "
+                        "still loading are queued. Click a selected grade again to clear it.")
+        st.button("Undo", key="undo-grade", shortcut="U", on_click=on_undo[0] if on_undo else None,
+                  args=on_undo[1:] if on_undo else None, type="tertiary", disabled=on_undo is None or read_only,
+                  help="Put back the grade your last click replaced")
+        st.button("Next", key="focus-next", shortcut="J", on_click=on_move, args=(1,), type="tertiary",
+                  help="Focus the next candidate")
+        st.button("Previous", key="focus-prev", shortcut="K", on_click=on_move, args=(-1,), type="tertiary",
+                  help="Focus the previous candidate")
+        for g, short in enumerate(GRADE_KEYS):
+            st.button(short, key=f"key-grade-{g}", shortcut=str(g), on_click=on_grade, args=(focused_doc, g, True),
+                      type="tertiary", help=f"Grade the focused candidate {g}",
+                      disabled=read_only or (unanswerable and g >= 1))
+
+
+NEW_QUESTION_BOX = "new-question-box"  # the popover's key: its state says whether it is open
+
+
+def new_question_form(query_types: list[str], on_add: Callable[[], None], *, within=None) -> None:
+    """Write a question and pick (or type) its query type: in a "New question" popover in the column
+    `within` (it closes again once the question is added), or on the page itself (no `within`)."""
+    box = within.popover("New question", key=NEW_QUESTION_BOX, on_change="rerun", icon=":material/add:",
+                         width="stretch") if within is not None else st.container()
+    with box, st.form("new-question-form", border=within is None, enter_to_submit=True):
+        c1, c2, c3 = st.columns([6, 3, 1.4], vertical_alignment="bottom") if within is None else (st, st, st)
+        c1.text_input("Question", key="new_question", placeholder="Ask it the way a user would")
+        c2.selectbox("Query type", query_types, index=None, key="new_question_type",
+                     accept_new_options=True, placeholder="choose or type a new one")
+        c3.form_submit_button("Add question", type="primary", on_click=on_add, width="stretch")
+
+
+def demo_offer_box(on_load: Callable[[], None]) -> None:
+    """The offer of the sample corpus's demo golden set, on a database without questions."""
+    with st.container(border=True, key="demo-offer"):
+        st.markdown("**New here?** The sample corpus comes with a 62-question demo golden set. "
+                    "Load it to explore the Golden set and Evaluate pages, or just write your own question below.")
+        st.button("Load the demo golden set", key="load-demo", icon=":material/download:", on_click=on_load)
+
+
+def start_question(key: str, ids: list[str], unfinished: Callable[[], str | None]) -> None:
+    """The question to show when none is picked (or it is gone): `?q=<query_id>` from the URL, else
+    the annotator's first unfinished one (`unfinished()`, asked only then), else the last."""
+    if st.session_state.get(key) not in ids:
+        wanted = st.query_params.get("q")
+        st.session_state[key] = wanted if wanted in ids else unfinished() or ids[-1]
+        if wanted and wanted not in ids:  # never a silent swap: the link named another question
+            st.warning(f"There is no question {inert(wanted[:40])} here (it was deleted, or the link is for "
+                       f"another collection); showing {inert(st.session_state[key])}.")
+
+
+def question_picker(key: str, labels: dict[str, str], on_move: Callable[[int], None],
+                    extra: Callable[[object], None] | None = None) -> None:
+    """The question selectbox with Previous/Next buttons (keys P and N), and `extra(column)` drawing one
+    more button at the end of the row; the URL carries `?q=<query_id>` (only the id: a link survives
+    edits and status changes, which change the label)."""
+    nav1, nav2, nav3, *nav4 = st.columns([6, 1.8, 1.5] + ([2.1] if extra else []), vertical_alignment="bottom")
+    refresh_label(key, lambda qid: labels.get(qid, ""))
+    picked = nav1.selectbox("Question to label", list(labels), key=key, format_func=labels.get)
+    shown_label(key, picked, labels.get(picked, ""))
+    st.query_params["q"] = st.session_state[key]
+    nav2.button("Previous", key="prev-question", on_click=on_move, args=(-1,), shortcut="P", width="stretch",
+                icon=":material/arrow_back:")
+    nav3.button("Next", key="next-question", on_click=on_move, args=(1,), shortcut="N", width="stretch",
+                icon=":material/arrow_forward:")
+    if extra:
+        extra(nav4[0])
