@@ -41,17 +41,20 @@ def config_from_form(values: Mapping[str, Any]) -> RunConfig:
 
 def run_evaluation(store: Store, actor: Actor, retriever: Retriever, config: RunConfig, *,
                    progress: Progress | None = None, name: str = "", stale: str = "include",
-                   corpus_path: str | None = None) -> RunRecord:
-    """Retrieve for every golden question with `config`, score, and save the run (recording who ran
-    it and on which corpus). Stale judgments are included, excluded or refused (`stale`)."""
-    actor.require(Can.RUN_EVALUATION)
-    golden = store.export_golden()
-    runs.require_judgments(golden)
-    # The page searches the collection's own corpus and puts the stale counts (and a table of the
-    # missing documents) above every number, so a golden set mostly missing from it is shown, not refused.
-    _, report = runs.evaluate_retriever(golden, retriever, config, progress=progress, stale=stale, allow_missing=True)
-    return runs.save_report(store, report, config, golden, corpus_fingerprint=retriever.corpus.fingerprint, name=name,
-                            by=actor.name, corpus_path=corpus_path)
+                   corpus_path: str | None = None) -> "RunView":
+    """The built-in pipeline with `config`, as a system (`run_system`): retrieve for every golden
+    question, score, save the run (who ran it, on which corpus); the saved run with the report just
+    computed. Stale judgments are included, excluded or refused (`stale`). The page searches the
+    collection's own corpus and puts the stale counts (and a table of the missing documents) above
+    every number, so a golden set mostly missing from it is shown, not refused."""
+    from labeler.systems.builtin import BuiltinSystem
+    from labeler_app.systems import run_system
+
+    actor.require(Can.RUN_EVALUATION)  # before the retriever is touched
+    system = BuiltinSystem(retriever.corpus, config, retriever=retriever)
+    return run_system(store, actor, system, retriever.corpus, k=config.k, name=name, stale=stale,
+                      corpus_path=corpus_path, progress=progress, abstain_threshold=config.abstain_threshold,
+                      allow_missing=True)
 
 
 @dataclass(frozen=True)

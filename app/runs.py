@@ -1,9 +1,15 @@
-"""The evaluation use case, one for the app and the CLI: a golden set and a system (the built-in
-retriever with its config, or a fixed run) -> `EvalReport` -> a saved run.
+"""The evaluation use case, one for the app and the CLI: a golden set and a system -> `EvalReport`
+-> a saved run. Every system takes the one path, `evaluate_system`: an endpoint, a callable, a run
+file and the built-in pipeline (as `BuiltinSystem`; `evaluate_retriever` only wraps an open
+retriever in one). What made a run is one typed record, `RunOrigin` (the pipeline's RunConfig, or
+another system's declaration), saved by the one `save_report`.
 
-Nothing here knows about pages or terminals: callers pass a progress callback and render the
-report themselves. A saved run holds the report's `to_dict()` split in two (the summary, and the
-per-question entries), so `report_of(saved)` gives back exactly the report that was saved.
+Three things are named apart: a *ranking file* (TREC run file, `--save-run`), a *report* (the
+`EvalReport` scored from a ranking; `--json`) and a *saved run* (a report stored in the database
+with its origin, corpus and golden set). Nothing here knows about pages or terminals: callers
+pass a progress callback and render the report themselves. A saved run holds the report's
+`to_dict()` split in two (the summary, and the per-question entries), so `report_of(saved)` gives
+back exactly the report that was saved.
 """
 from __future__ import annotations
 
@@ -31,6 +37,43 @@ class SavedRun(Protocol):
 
     summary: Mapping[str, Any]
     per_query: Mapping[str, Any]
+
+
+@dataclasses.dataclass(frozen=True)
+class RunOrigin:
+    """What made a run: the built-in pipeline's `config`, or another system's declaration
+    (`system`: what `System.describe()` says, secrets excluded). Stored in the runs table's config
+    column as the RunConfig's dict, or as {"system": declaration}; `of_saved` reads either back."""
+
+    config: "RunConfig | None" = None
+    system: Mapping[str, Any] | None = None
+
+    @classmethod
+    def of(cls, system: "System") -> "RunOrigin":
+        """The origin of a run of `system`: a built-in pipeline is recorded by its config."""
+        config = getattr(system, "config", None) if system.kind == "builtin" else None
+        return cls(config=config) if config is not None else cls(system=system.describe())
+
+    @classmethod
+    def of_saved(cls, stored: Mapping[str, Any]) -> "RunOrigin":
+        """The origin a saved run's config column holds."""
+        from labeler.config import RunConfig
+
+        if isinstance(stored.get("system"), Mapping):
+            return cls(system=dict(stored["system"]))
+        return cls(config=RunConfig.from_dict(dict(stored)))
+
+    def to_dict(self) -> dict[str, Any]:
+        """What the runs table's config column holds."""
+        return self.config.to_dict() if self.config is not None else {"system": dict(self.system or {})}
+
+    @property
+    def config_hash(self) -> str | None:
+        """The pipeline config's hash (None: the store hashes the declaration)."""
+        return self.config.config_hash if self.config is not None else None
+
+    def default_name(self) -> str:
+        return "" if self.config is not None else str((self.system or {}).get("name") or "")
 
 
 class RunSink(Protocol):
@@ -87,27 +130,19 @@ def score_run(golden: GoldenSet, run: Run, *, cutoffs: Iterable[int] = DEFAULT_C
                            abstain_threshold=abstain_threshold, ci_resamples=ci_resamples)
 
 
-def retrieve(golden: GoldenSet, retriever: "Retriever", config: "RunConfig", *,
-             progress: Progress | None = None) -> dict[str, dict[str, float]]:
-    """Run the built-in pipeline on every question of the golden set: the run to score."""
-    from labeler.retrieval import retrieve_run
-
-    return retrieve_run(retriever, golden.questions(), config.search_params(), progress=progress)
-
-
 def evaluate_retriever(golden: GoldenSet, retriever: "Retriever", config: "RunConfig", *,
                        cutoffs: Iterable[int] = DEFAULT_CUTOFFS, extra: Iterable[str] = (), min_grade: int = 1,
                        progress: Progress | None = None, stale: str = "include", allow_missing: bool = False,
                        ) -> tuple[dict[str, dict[str, float]], EvalReport]:
-    """Retrieve for every question with `config` and score: (run, report). Judgments that are stale
-    against the retriever's corpus are included, excluded or refused (`stale`, see
-    labeler.evaluation.stale); the report says how many there were. A golden set whose judged
-    documents are nearly all missing from the corpus is refused unless `allow_missing`."""
-    scored, found = apply_stale_policy(golden, retriever.corpus, stale, allow_missing=allow_missing)
-    run = retrieve(scored, retriever, config, progress=progress)
-    report = score_run(scored, run, cutoffs=cutoffs, extra=extra, min_grade=min_grade,
-                       abstain_threshold=config.abstain_threshold, allow_missing=allow_missing)
-    return run, dataclasses.replace(report, settings={**report.settings, "stale": stale_settings(found, stale)})
+    """The built-in pipeline with `config` on an open retriever, through `evaluate_system` like any
+    system: (the ranking, the report). Stale judgments are counted against the retriever's corpus."""
+    from labeler.systems.builtin import BuiltinSystem
+
+    system = BuiltinSystem(retriever.corpus, config, retriever=retriever)
+    answered, report = evaluate_system(golden, system, k=config.k, corpus=retriever.corpus, cutoffs=cutoffs,
+                                       extra=extra, min_grade=min_grade, stale=stale, progress=progress,
+                                       abstain_threshold=config.abstain_threshold, allow_missing=allow_missing)
+    return answered.run(), report
 
 
 def evaluate_system(golden: GoldenSet, system: "System", *, k: int = 100, corpus: "Corpus | None" = None,
@@ -169,14 +204,14 @@ def failed_line(report: EvalReport) -> str:
            f"{next(iter(failed.values()))}"
 
 
-def save_report(store: RunSink, report: EvalReport, config: "RunConfig", golden: GoldenSet, *,
+def save_report(store: RunSink, report: EvalReport, origin: RunOrigin, golden: GoldenSet, *,
                 corpus_fingerprint: str | None, name: str = "", by: str = "", corpus_path: str | None = None) -> Any:
-    """Save a report with the config, golden set and corpus it was made from; the store's saved run."""
+    """Save a report with what made it, the golden set and the corpus it was made from; the store's saved run."""
     data = report.to_dict()
     per_query = data.pop("per_query")
-    return store.save_run(config, summary=data, per_query=per_query, golden_hash=golden_fingerprint(golden),
-                          corpus_fingerprint=corpus_fingerprint, config_hash=config.config_hash, name=name, by=by,
-                          corpus_path=corpus_path)
+    return store.save_run(origin.to_dict(), summary=data, per_query=per_query, golden_hash=golden_fingerprint(golden),
+                          corpus_fingerprint=corpus_fingerprint, config_hash=origin.config_hash,
+                          name=name or origin.default_name(), by=by, corpus_path=corpus_path)
 
 
 def report_of(saved: SavedRun) -> EvalReport:

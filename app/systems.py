@@ -38,7 +38,6 @@ from labeler_app import runs
 from labeler_app.access import Actor, Can
 from labeler_app.background import BackgroundCalls, Pending
 from labeler_storage import Store
-from labeler_storage.records import RunRecord
 
 SYSTEM_ENV = "LABELER_SYSTEM_ENV"
 SYSTEM_HOSTS = "LABELER_SYSTEM_HOSTS"
@@ -219,21 +218,21 @@ def uploaded_run(name: str, data: bytes, golden: GoldenSet) -> System:
 
 
 def run_system(store: Store, actor: Actor, system: System, corpus: Corpus, *, k: int = 100, name: str = "",
-               stale: str = "include", corpus_path: str | None = None,
-               progress: Progress | None = None) -> RunRecord:
-    """Score a system against the golden set and save the run with what made it (its declaration,
-    secrets excluded) and the corpus the judgments were checked against."""
+               stale: str = "include", corpus_path: str | None = None, progress: Progress | None = None,
+               abstain_threshold: float | None = None, allow_missing: bool = False) -> "RunView":
+    """Score any system (the built-in pipeline included) against the golden set and save the run with
+    what made it (`RunOrigin`: its config, or its declaration with secrets excluded) and the corpus
+    the judgments were checked against; the saved run, with the report just computed (not read back)."""
+    from labeler_app.evaluate import RunView
+
     actor.require(Can.RUN_EVALUATION)
     golden = store.export_golden()
     runs.require_judgments(golden)
-    _, report = runs.evaluate_system(golden, system, k=k, corpus=corpus, stale=stale, progress=progress)
-    described = system.describe()
-    data = report.to_dict()
-    per_query = data.pop("per_query")
-    return store.save_run({"system": described}, summary=data, per_query=per_query,
-                          golden_hash=runs.golden_fingerprint(golden), corpus_fingerprint=corpus.fingerprint,
-                          name=name or str(described.get("name") or system.name), by=actor.name,
-                          corpus_path=corpus_path)
+    _, report = runs.evaluate_system(golden, system, k=k, corpus=corpus, stale=stale, progress=progress,
+                                     abstain_threshold=abstain_threshold, allow_missing=allow_missing)
+    record = runs.save_report(store, report, runs.RunOrigin.of(system), golden, corpus_fingerprint=corpus.fingerprint,
+                              name=name, by=actor.name, corpus_path=corpus_path)
+    return RunView(record, report)
 
 
 def system_line(config: Mapping[str, Any]) -> str:

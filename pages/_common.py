@@ -31,6 +31,7 @@ class Keys:
     FLASH = "_flash"
     CONFIRM_DELETE = "confirm_delete"
     EVAL_RUN = "eval_run"
+    JUST_RUN = "eval_just_run"  # the run this rerun computed and saved: shown as computed, not read back
     UNDO = "_undo"  # (query_id, doc_id, grade before, grade after) of the last grade action
     EXTRA_SYSTEM = "extra_system"  # a saved system whose top 10 the Label page pools too
     HOLES = "holes_run"  # the saved run whose unjudged top-k documents the Label page shows first

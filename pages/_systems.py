@@ -23,10 +23,11 @@ def _progress():
                                                          text=f"{stage}: {done} / {total} questions")
 
 
-def _finish(record) -> None:
-    st.session_state[Keys.EVAL_RUN] = record.run_id
+def _finish(view) -> None:
+    st.session_state[Keys.JUST_RUN] = view  # the page shows this report as computed, this rerun
+    st.session_state[Keys.EVAL_RUN] = view.record.run_id
     scroll_after_run()
-    st.success(f"Run #{record.run_id} saved ({inert(sy.system_line(record.config))}).")
+    st.success(f"Run #{view.record.run_id} saved ({inert(sy.system_line(view.record.config))}).")
 
 
 def _save(s: Store, me: Actor, text_key: str) -> None:
@@ -74,10 +75,10 @@ def endpoint_section(s: Store, me: Actor, corp: Corpus, path: str, stale: str) -
     if b3.button("Run evaluation", key="system-run", type="primary", disabled=pick not in saved,
                  help=None if pick in saved else "Save the declaration first."):
         bar, progress = _progress()
-        record = guard(sy.run_system, s, me, guard(sy.system_for, s, me, pick), corp, k=int(k), stale=stale,
-                       corpus_path=path, progress=progress)
+        view = guard(sy.run_system, s, me, guard(sy.system_for, s, me, pick), corp, k=int(k), stale=stale,
+                     corpus_path=path, progress=progress)
         bar.empty()
-        _finish(record)
+        _finish(view)
 
 
 def upload_section(s: Store, me: Actor, corp: Corpus, path: str, stale: str) -> None:
@@ -86,7 +87,7 @@ def upload_section(s: Store, me: Actor, corp: Corpus, path: str, stale: str) -> 
     if up is not None and st.button("Score it", key="run-upload-score", type="primary"):
         system = guard(sy.uploaded_run, up.name, up.getvalue(), guard(s.export_golden))
         bar, progress = _progress()
-        record = guard(sy.run_system, s, me, system, corp, k=1000, name=up.name, stale=stale, corpus_path=path,
-                       progress=progress)
+        view = guard(sy.run_system, s, me, system, corp, k=1000, name=up.name, stale=stale, corpus_path=path,
+                     progress=progress)
         bar.empty()
-        _finish(record)
+        _finish(view)

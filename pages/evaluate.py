@@ -38,13 +38,13 @@ if submitted:
     config = guard(ev.config_from_form, values)
     ret = retriever(path, config)  # cached on the corpus and the build part: a new threshold or k reuses it
     bar = st.progress(0.0, text="Retrieving…")
-    record = guard(ev.run_evaluation, s, actor(), ret, config, name=name, stale=stale_policy, corpus_path=path,
-                   progress=lambda done, total, stage: bar.progress(done / total if total else 1.0,
-                                                                    text=f"{stage}: {done} / {total} questions"))
+    done = guard(ev.run_evaluation, s, actor(), ret, config, name=name, stale=stale_policy, corpus_path=path,
+                 progress=lambda done, total, stage: bar.progress(done / total if total else 1.0,
+                                                                  text=f"{stage}: {done} / {total} questions"))
     bar.empty()
-    st.session_state[Keys.EVAL_RUN] = record.run_id
+    st.session_state[Keys.EVAL_RUN], st.session_state[Keys.JUST_RUN] = done.record.run_id, done
     scroll_after_run()
-    st.success(f"Run #{record.run_id} saved (config {record.config_hash}).")
+    st.success(f"Run #{done.record.run_id} saved (config {done.record.config_hash}).")
 
 saved = saved_runs(s)
 if not saved:
@@ -59,7 +59,8 @@ results_heading()
 v1, v2 = st.columns([3, 1])
 run_id = v1.selectbox("Run", ids, key=Keys.EVAL_RUN, format_func=labels.get)
 cutoff = v2.selectbox("Cutoff k", ev.CUTOFFS, index=ev.CUTOFFS.index(ev.DEFAULT_CUTOFF), key="eval_cutoff")
-view = guard(ev.load_run, s, run_id)
+just = st.session_state.pop(Keys.JUST_RUN, None)  # computed on this rerun: shown as is, not read back
+view = just if just is not None and just.record.run_id == run_id else guard(ev.load_run, s, run_id)
 report = view.report
 st.caption(view.caption)
 for warning in (view.stale_warning, view.failed_warning, ev.coverage_warning(report, cutoff)):

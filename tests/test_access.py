@@ -233,12 +233,11 @@ def test_run_evaluation_refuses_a_viewer_before_any_work(ws):
 
 @pytest.mark.parametrize("actor", [ANNOTATOR, ADMIN])
 def test_run_evaluation_is_allowed_to_annotators_and_admins_and_records_who(ws, monkeypatch, actor):
-    import labeler_app.runs
-
-    # The retrieval itself is labeler_app.runs' business (tested there); here it returns the judged documents.
-    monkeypatch.setattr(labeler_app.runs, "retrieve", lambda golden, retriever, config, progress=None: {
-        q.query_id: {d: 1.0 for d in q.relevance} for q in golden.queries})
-    record = run_evaluation(ws.store, actor, SimpleNamespace(corpus=ws.corpus), RunConfig(), name="smoke")
+    # The retrieval itself is the retriever's business (tested there); this one ranks the judged documents.
+    judged = {q.question: list(q.relevance) for q in ws.store.export_golden().queries}
+    retriever = SimpleNamespace(corpus=ws.corpus, search_many=lambda questions, params, progress=None: [
+        [SimpleNamespace(doc_id=d, score=1.0) for d in judged[q]] for q in questions])
+    record = run_evaluation(ws.store, actor, retriever, RunConfig(), name="smoke").record
     assert record.name == "smoke" and ws.store.list_runs()[0].run_id == record.run_id
     assert rows(ws.db, "SELECT created_by FROM runs") == [(actor.name,)]
 

@@ -9,7 +9,7 @@ from labeler.config import RunConfig
 from labeler.errors import InputError
 from labeler.evaluation import EvalReport
 from labeler.golden import parse_golden_jsonl
-from labeler_app.runs import measures_for, report_of, require_judgments, save_report, score_run
+from labeler_app.runs import RunOrigin, measures_for, report_of, require_judgments, save_report, score_run
 from labeler_storage import open_store
 
 GOLDEN = "".join(json.dumps(q) + "\n" for q in [
@@ -29,13 +29,41 @@ def report() -> EvalReport:
 def test_runs_report_round_trips_through_a_saved_run(db_url, report):
     golden = parse_golden_jsonl(GOLDEN)
     with open_store(db_url) as store:  # a SQLite file and a PostgreSQL database: JSON text, exact floats
-        saved = save_report(store, report, RunConfig(abstain_threshold=0.5), golden, corpus_fingerprint="sha256:x",
-                            name="baseline")
+        saved = save_report(store, report, RunOrigin(config=RunConfig(abstain_threshold=0.5)), golden,
+                            corpus_fingerprint="sha256:x", name="baseline")
         again = report_of(store.load_run(saved.run_id))
     assert again == report  # abstention, settings and question texts included
     assert again.abstention.at_threshold.unanswerable_abstained == 1.0  # q3's top 0.4 < 0.5
     assert again.questions["q3"] == "Pets at work?"
     assert saved.config_hash == RunConfig(abstain_threshold=0.5).config_hash
+    assert RunOrigin.of_saved(saved.config) == RunOrigin(config=RunConfig(abstain_threshold=0.5))
+
+
+def test_runs_every_system_takes_one_path_and_records_its_origin(tmp_path):
+    """The built-in pipeline is evaluated as a System, like a run file: the same report shape, and
+    each run's origin read back as it was saved (the pipeline's config; the file's declaration)."""
+    from types import SimpleNamespace
+
+    from labeler.corpus import Corpus, Document
+    from labeler.systems import RunFileSystem
+    from labeler.systems.builtin import BuiltinSystem
+    from labeler_app.runs import evaluate_retriever, evaluate_system
+
+    golden = parse_golden_jsonl(GOLDEN)
+    ranked = {q.query_id: {d: 1.0 / (i + 1) for i, d in enumerate(sorted(q.relevance))} for q in golden.queries}
+    by_text = {q.question: q.query_id for q in golden.queries}
+    corpus = Corpus(tuple(Document(d, "", d) for q in golden.queries for d in sorted(q.relevance)))
+    retriever = SimpleNamespace(corpus=corpus, search_many=lambda questions, params, progress=None: [
+        [SimpleNamespace(doc_id=d, score=s) for d, s in ranked[by_text[q]].items()] for q in questions])
+    config = RunConfig(k=10)
+    run, built_in = evaluate_retriever(golden, retriever, config)
+    _, as_file = evaluate_system(golden, RunFileSystem(run, name="same"), k=10, corpus=corpus)
+    assert built_in.metrics == as_file.metrics and built_in.settings["system"]["kind"] == "builtin"
+    assert set(built_in.settings) == set(as_file.settings)
+    origin = RunOrigin.of(BuiltinSystem("corpus.jsonl", config, retriever=retriever))
+    assert origin == RunOrigin(config=config) and RunOrigin.of_saved(origin.to_dict()) == origin
+    file_origin = RunOrigin.of(RunFileSystem(run, name="same"))
+    assert file_origin.config is None and RunOrigin.of_saved(file_origin.to_dict()) == file_origin
 
 
 def test_runs_report_to_dict_is_json_and_lossless(report):
