@@ -23,7 +23,7 @@ import tomllib
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from labeler.corpus import Corpus
 from labeler.errors import ConfigError, InputError
@@ -38,6 +38,9 @@ from labeler_app import runs
 from labeler_app.access import Actor, Can
 from labeler_app.background import BackgroundCalls, Pending
 from labeler_storage import Store
+
+if TYPE_CHECKING:  # pragma: no cover - the page's view of a run; imported where it is built
+    from labeler_app.evaluate import RunView
 
 SYSTEM_ENV = "LABELER_SYSTEM_ENV"
 SYSTEM_HOSTS = "LABELER_SYSTEM_HOSTS"

@@ -9,7 +9,6 @@ one counter.
 """
 from __future__ import annotations
 
-import json
 import time
 
 import streamlit as st

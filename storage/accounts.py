@@ -25,7 +25,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from typing import Any
 
 import sqlalchemy as sa
@@ -34,6 +34,7 @@ from sqlalchemy.engine import Connection
 from labeler.errors import InputError, SignInError
 from labeler.passwords import hash_password, new_token, token_digest, verify_password
 from labeler_storage import schema as S
+from labeler_storage.clock import Clock, iso
 from labeler_storage.team_settings import check_setting, stored_settings
 
 ROLES = ("admin", "annotator", "viewer")
@@ -84,10 +85,6 @@ def check_role(role: Any) -> str:
     return role
 
 
-def _iso(at: datetime) -> str:
-    return at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _to_user(row: Any) -> User:
     return User(row.email, row.name, row.role, bool(row.disabled), row.password_hash is not None,
                 row.invite_hash is not None, row.created_at, row.created_by, row.oidc_subject)
@@ -96,12 +93,20 @@ def _to_user(row: Any) -> User:
 class Accounts:
     """Users, sessions, throttling and team settings of one database; safe to share between threads."""
 
-    def __init__(self, db: Any, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(self, db: Any) -> None:
         self._db = db
-        self.clock = clock or (lambda: datetime.now(timezone.utc))  # tests move time forward
+
+    @property
+    def clock(self) -> Clock:
+        """The store's one clock (storage/clock.py): setting it here moves the whole store's time."""
+        return self._db.clock
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:
+        self._db.clock = clock
 
     def _now(self) -> str:
-        return _iso(self.clock())
+        return iso(self.clock())
 
     # ---- users
 
@@ -191,7 +196,7 @@ class Accounts:
         with self._db.write() as conn:
             row = _required_user(conn, email)
             conn.execute(S.users.update().where(S.users.c.id == row.id).values(
-                invite_hash=token_digest(token), invite_expires_at=_iso(self.clock() + INVITE_LIFETIME),
+                invite_hash=token_digest(token), invite_expires_at=iso(self.clock() + INVITE_LIFETIME),
                 updated_at=self._now(), updated_by=by))
         return token
 
@@ -254,7 +259,7 @@ class Accounts:
         """Count a sign-in attempt as a failure before its password is checked (a success removes the
         count); the end of the wait instead while the address waits (the attempt is then not counted)."""
         f, now = S.login_failures, self.clock()
-        window_start, at = _iso(now - FAILURE_WINDOW), _iso(now)
+        window_start, at = iso(now - FAILURE_WINDOW), iso(now)
         # Tidy up: addresses tried long ago and not locked (an address sprayer must not grow the table).
         conn.execute(f.delete().where(f.c.first_at < window_start,
                                       sa.or_(f.c.locked_until.is_(None), f.c.locked_until < at)))
@@ -265,7 +270,7 @@ class Accounts:
         if row.locked_until and row.locked_until > at:
             return row.locked_until
         failures, first = (1, at) if row.first_at < window_start else (row.failures + 1, row.first_at)
-        locked = _iso(now + wait_after(failures)) if failures >= MAX_FAILURES else None
+        locked = iso(now + wait_after(failures)) if failures >= MAX_FAILURES else None
         conn.execute(f.update().where(f.c.email == email).values(failures=failures, first_at=first,
                                                                  locked_until=locked))
         return None
@@ -273,10 +278,10 @@ class Accounts:
     def _new_session(self, conn: Connection, row: Any, client: str | None) -> Session:
         hours = float(stored_settings(conn)["session_hours"])
         token, now = new_token(), self.clock()
-        expires = _iso(now + timedelta(hours=hours))
-        conn.execute(S.sessions.delete().where(S.sessions.c.expires_at < _iso(now)))  # tidy up
+        expires = iso(now + timedelta(hours=hours))
+        conn.execute(S.sessions.delete().where(S.sessions.c.expires_at < iso(now)))  # tidy up
         conn.execute(S.sessions.insert().values(token_hash=token_digest(token), user_id=row.id,
-                                                created_at=_iso(now), expires_at=expires,
+                                                created_at=iso(now), expires_at=expires,
                                                 client_hash=token_digest(client) if client is not None else None))
         return Session(token, _to_user(row), expires)
 
@@ -302,7 +307,7 @@ class Accounts:
         with self._db.write() as conn:
             minted = conn.execute(s.update().where(s.c.token_hash == token_digest(str(token)),
                                                    s.c.expires_at > self._now()).values(
-                code_hash=token_digest(code), code_expires_at=_iso(self.clock() + CODE_LIFETIME))).rowcount
+                code_hash=token_digest(code), code_expires_at=iso(self.clock() + CODE_LIFETIME))).rowcount
         return code if minted else None
 
     def exchange_code(self, code: str, client: str) -> Session | None:

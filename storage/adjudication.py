@@ -14,9 +14,9 @@ from sqlalchemy.engine import Connection
 
 from labeler_storage import schema as S
 from labeler_storage.checks import check_stored_grade
+from labeler_storage.clock import now_iso
 from labeler_storage.collection import bump_revision, collection_row
 from labeler_storage.questions import question_row
-from labeler_storage.schema import utc_now
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def adjudicate(conn: Connection, collection: str, query_id: str, doc_id: str, gr
     if grade is None:
         return None
     check_stored_grade(grade, f"adjudication of {doc_id} for {query_id}")
-    at = utc_now()
+    at = now_iso(conn)
     conn.execute(a.insert().values(question_id=row.id, doc_id=doc_id, grade=grade, note=note.strip(), by=by, at=at))
     return Adjudication(query_id, doc_id, grade, by, note.strip(), at)
 

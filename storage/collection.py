@@ -17,8 +17,8 @@ from sqlalchemy.engine import Connection
 
 from labeler.errors import InputError
 from labeler_storage import schema as S
+from labeler_storage.clock import now_iso
 from labeler_storage.records import DEFAULT_COLLECTION, Collection
-from labeler_storage.schema import utc_now
 
 
 def collection_row(conn: Connection, name: str) -> Any:
@@ -46,7 +46,7 @@ def collection_id(conn: Connection, name: str, *, create: bool = False) -> int:
     if not isinstance(name, str) or not name.strip():
         raise InputError("a collection name is required", hint=f"the default is {DEFAULT_COLLECTION!r}.")
     # Two first writes to a new collection at once: one inserts, the other finds its row (and waits for it).
-    conn.execute(S.insert_ignore(S.collections, conn.dialect.name).values(name=name, created_at=utc_now(), revision=1))
+    conn.execute(S.insert_ignore(S.collections, conn.dialect.name).values(name=name, created_at=now_iso(conn), revision=1))
     lock_collection(conn, name)
     return conn.execute(sa.select(S.collections.c.id).where(S.collections.c.name == name)).scalar_one()
 
@@ -89,7 +89,7 @@ def record_corpus(conn: Connection, cid: int, corpus_path: str | None, corpus_fi
     values = {k: v for k, v in (("corpus_path", corpus_path), ("corpus_fingerprint", corpus_fingerprint))
               if v is not None and getattr(row, k) != v}
     if values:
-        conn.execute(c.update().where(c.c.id == cid).values(**values, corpus_set_by=by, corpus_set_at=utc_now()))
+        conn.execute(c.update().where(c.c.id == cid).values(**values, corpus_set_by=by, corpus_set_at=now_iso(conn)))
     return bool(values)
 
 

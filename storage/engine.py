@@ -32,7 +32,7 @@ from sqlalchemy.pool import StaticPool
 
 from labeler.errors import LabelerError, StorageError
 from labeler_storage import migrations as M
-from labeler_storage import schema as S
+from labeler_storage.clock import CLOCK_KEY, Clock, system_clock
 
 DB_FILENAME = "labeler.db"
 DB_URL_ENV = "LABELER_DB_URL"
@@ -212,6 +212,7 @@ class Database:
                                hint=f"use one of {', '.join(SYNCHRONOUS_LEVELS)}.")
         self.url = url
         self.engine = create_engine(url, synchronous)
+        self.clock: Clock = system_clock  # the store's one clock (storage/clock.py); tests set it
 
     def close(self) -> None:
         """Release pooled connections."""
@@ -221,6 +222,7 @@ class Database:
     def _tx(self, write: bool) -> Iterator[Connection]:
         try:
             with self.engine.connect() as conn:
+                conn.info[CLOCK_KEY] = self.clock  # now_iso(conn) reads it
                 if write:
                     conn.execution_options(labeler_write=True)
                 with conn.begin():

@@ -28,6 +28,7 @@ from labeler_storage import schema as S
 from labeler_storage import versions, votes
 from labeler_storage.adjudication import adjudications
 from labeler_storage.checks import check_id, check_stored_grade, chunks
+from labeler_storage.clock import now_iso
 from labeler_storage.collection import bump_revision, collection_id, collection_row, record_corpus
 from labeler_storage.import_plan import (
     ADJUDICATED, ANNOTATION_HASHES, ANNOTATION_NOTES, ANNOTATIONS, HISTORY, HISTORY_KEYS, VOTES, check_full_fields,
@@ -38,7 +39,6 @@ from labeler_storage.questions import (
     write_judgments,
 )
 from labeler_storage.records import IMPORT_ANNOTATOR, ImportPlan, ImportSummary
-from labeler_storage.schema import utc_now
 
 
 def export_golden(conn: Connection, *, collection: str, complete_only: bool, mark_stale: bool = False) -> GoldenSet:
@@ -178,7 +178,7 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
                    for g, qid in zip(conflicting, fresh)]
     replaced = conflicting if on_conflict == "replace" else []
     replacing = {g.query_id for g in replaced}
-    now = utc_now()
+    now = now_iso(conn)
     q = S.questions
     row_ids = {}
     if replaced:

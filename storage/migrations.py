@@ -1,19 +1,20 @@
 """Schema migrations through Alembic: bring any labeler database (down to an empty one) up to `SCHEMA`.
 
-The revisions are storage/alembic/versions/, one per schema version: revision "0007" is version 7.
-They run inside the caller's one write transaction (all or nothing, on SQLite and PostgreSQL) and
-each is also recorded in `schema_version` (number, name, time): the labeler's own marker, which
-the code from before Alembic checks, so it refuses a database that this code took further.
-`alembic_version` is Alembic's pointer. A database from before Alembic (`schema_version` only,
-versions 1-8) is recognised: stamped at its version and upgraded from there, never recreated.
+The revisions are storage/alembic/versions/, one per schema version: revision "0007" is version 7,
+and the head (LATEST_VERSION) is read from those files, never restated. They run inside the
+caller's one write transaction (all or nothing, on SQLite and PostgreSQL). `alembic_version` is
+the one version marker. A database from before Alembic (a `schema_version` table only, versions
+1-8) is recognised: stamped at its version and upgraded from there, never recreated; its old
+`schema_version` rows stay as they were and are not written again (code from before Alembic finds
+no `schema_version` in a new database and refuses it as someone else's, as it should).
 
-Guards, checked before anything is written: a database that holds tables but no `schema_version`
-is someone else's; one whose version (by either marker) is past this code's is from a newer labeler.
+Guards, checked before anything is written: a database that holds tables but neither marker is
+someone else's; one whose version (by either marker) is past this code's is from a newer labeler.
 A revision never reads `SCHEMA` for a table a later revision changes: it keeps a frozen copy of the
 table as it was (0001 and 0006 show how). Tests build the schema through the revisions and compare
 it with `SCHEMA`; others open databases made by earlier versions and see their data intact.
 To add version N: copy the last revision file to `000N_<what>.py` (revision "000N", down_revision
-the one before; its docstring is the name) and raise LATEST_VERSION.
+the one before; its docstring is the name).
 """
 from __future__ import annotations
 
@@ -28,10 +29,11 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from labeler.errors import StorageError
-from labeler_storage.schema import schema_version, utc_now
 
 ALEMBIC_DIR = Path(__file__).with_name("alembic")
-LATEST_VERSION = 14
+# The head: the highest numbered revision file (each names the one before as down_revision; a test
+# checks Alembic reads the same head from them).
+LATEST_VERSION = max(int(p.name[:4]) for p in (ALEMBIC_DIR / "versions").glob("[0-9][0-9][0-9][0-9]_*.py"))
 PG_MIGRATION_LOCK = 0x6C6162656C6572  # "labeler": processes migrating one PostgreSQL database queue on it
 _REVISION = re.compile(r"\d{4}")
 _ALEMBIC = threading.Lock()  # Alembic's `context` is one global per process: one migration at a time
@@ -43,7 +45,11 @@ class DatabaseState:
 
     version: int
     revision: str | None
-    labeler: bool  # it has our `schema_version` table
+    labeler: bool  # it has a labeler's marker: our alembic_version, or a pre-Alembic `schema_version`
+
+
+# The marker of databases from before Alembic (versions 1-8), read to adopt them; never written now.
+_OLD_MARKER = sa.Table("schema_version", sa.MetaData(), sa.Column("version", sa.Integer, primary_key=True))
 
 
 def revision_of(version: int) -> str:
@@ -72,13 +78,15 @@ def script_directory() -> Any:
 def database_state(conn: Connection) -> DatabaseState:
     """The database's version and revision; a StorageError for a database that is not a labeler's."""
     names = set(sa.inspect(conn).get_table_names())
-    if "schema_version" not in names:
+    if "schema_version" not in names and "alembic_version" not in names:
         if names:  # someone else's database: never add our tables to it
             raise StorageError(
                 f"the database holds tables ({', '.join(sorted(names)[:5])}) but is not a labeler database",
                 hint="point --db / LABELER_HOME / LABELER_DB_URL at a labeler database or at a new one.")
         return DatabaseState(0, None, False)
-    version = conn.execute(sa.select(sa.func.max(schema_version.c.version))).scalar() or 0
+    version = 0
+    if "schema_version" in names:
+        version = conn.execute(sa.select(sa.func.max(_OLD_MARKER.c.version))).scalar() or 0
     revision = None
     if "alembic_version" in names:
         revision = conn.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
@@ -117,16 +125,11 @@ def upgrade(conn: Connection, target: int = LATEST_VERSION) -> list[int]:
         conn.execute(sa.select(sa.func.pg_advisory_xact_lock(PG_MIGRATION_LOCK)))
     state = database_state(conn)
     check_known(state.version)
-    if not state.labeler:
-        schema_version.create(conn)
     applied: list[int] = []
 
     def record(ctx: Any, step: Any, heads: Any, run_args: Any) -> None:
         if step.is_upgrade and not step.is_stamp:
-            version = int(step.up_revision_id)
-            conn.execute(schema_version.insert().values(version=version, name=step.up_revision.doc,
-                                                        applied_at=utc_now()))
-            applied.append(version)
+            applied.append(int(step.up_revision_id))
 
     with _ALEMBIC:
         if state.revision is None and state.version > 0:  # made before Alembic: recognised, not recreated

@@ -25,9 +25,9 @@ from labeler.status import status_of
 from labeler_storage import schema as S
 from labeler_storage import versions, votes
 from labeler_storage.checks import check_annotator, check_grade, check_id, check_text, chunks
+from labeler_storage.clock import now_iso
 from labeler_storage.collection import bump_revision, collection_id, collection_row, lock_collection
 from labeler_storage.records import IMPORT_ANNOTATOR, GradeEvent, Judgment, Question, QuestionStatus
-from labeler_storage.schema import utc_now
 
 _AUTO_ID = re.compile(r"q-(\d+)")
 
@@ -112,7 +112,7 @@ def keep_history(conn: Connection, rows: list[dict[str, Any]], *, change: str, b
     """
     j, h = S.judgments, S.judgment_history
     keys = {(r["question_id"], r["doc_id"], r["annotator"]): r for r in rows}
-    now = utc_now()
+    now = now_iso(conn)
     # In CHUNKs: three variables per row, and SQLite's default limit is 32,766 (a re-import of a
     # rescaled golden set replaces every grade of up to CHUNK questions at once).
     for some in chunks(list(keys)):
@@ -146,7 +146,7 @@ def _upsert_judgment(dialect: str):
 
 def _touch(conn: Connection, row: Any, **values: Any) -> None:
     # A question's updated_at moves with its judgments; the collection's revision with everything.
-    conn.execute(S.questions.update().where(S.questions.c.id == row.id).values(updated_at=utc_now(), **values))
+    conn.execute(S.questions.update().where(S.questions.c.id == row.id).values(updated_at=now_iso(conn), **values))
     bump_revision(conn, row.collection_id, [row.id])
 
 
@@ -177,7 +177,7 @@ def add_question(conn: Connection, text: str, *, collection: str, query_id: str 
     elif question_row(conn, collection, query_id, required=False) is not None:
         raise InputError(f"question {query_id!r} already exists in collection {collection!r}",
                          hint="pick another query_id, or edit the existing question.")
-    now = utc_now()
+    now = now_iso(conn)
     if corpus_fingerprint is None:
         corpus_fingerprint = collection_row(conn, collection).corpus_fingerprint
     conn.execute(S.questions.insert().values(
@@ -244,7 +244,7 @@ def set_judgment(conn: Connection, query_id: str, doc_id: str, grade: int, *, an
     annotator = check_annotator(annotator)
     row = question_row(conn, collection, query_id, lock=True)
     votes.check_grade_allowed(conn, row.id, query_id, annotator, grade)
-    now = utc_now()
+    now = now_iso(conn)
     if doc is not None:
         versions.keep_texts(conn, [doc])
     write_judgments(conn, [dict(question_id=row.id, doc_id=doc_id, grade=grade, annotator=annotator,
@@ -271,7 +271,7 @@ def confirm_judgment(conn: Connection, query_id: str, doc_id: str, *, annotator:
         return False
     if old.doc_hash == doc.content_hash:
         return True
-    now = utc_now()
+    now = now_iso(conn)
     keep_history(conn, [dict(question_id=row.id, doc_id=doc_id, annotator=annotator, updated_at=now)],
                  change="confirmed", by=annotator)
     versions.keep_texts(conn, [doc])

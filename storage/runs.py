@@ -14,9 +14,9 @@ from sqlalchemy.engine import Connection
 from labeler.config import config_hash_of
 from labeler.errors import InputError
 from labeler_storage import schema as S
+from labeler_storage.clock import now_iso
 from labeler_storage.collection import bump_revision, collection_id
 from labeler_storage.records import RunRecord, RunSummary
-from labeler_storage.schema import utc_now
 
 
 def json_ready(value: Any) -> Any:
@@ -53,7 +53,7 @@ def save_run(conn: Connection, config: Any, *, summary: Mapping[str, Any], per_q
     run_id = conn.execute(S.runs.insert().values(
         collection_id=cid, name=name or "", config=config_dict, config_hash=config_hash,
         golden_hash=golden_hash, corpus_fingerprint=corpus_fingerprint, summary=json_ready(summary),
-        per_query=json_ready(per_query), created_at=utc_now(), created_by=by or "", corpus_path=corpus_path,
+        per_query=json_ready(per_query), created_at=now_iso(conn), created_by=by or "", corpus_path=corpus_path,
         corpus_version=version)).inserted_primary_key[0]
     bump_revision(conn, cid)
     return run_id

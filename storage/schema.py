@@ -46,24 +46,12 @@ def insert_ignore(table: sa.Table, dialect: str) -> Any:
     return dialect_insert(dialect)(table).on_conflict_do_nothing()
 
 
-def utc_now() -> str:
-    """The current time as an ISO 8601 UTC string with second precision."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 # v9: an imported scale may hold any 64-bit grade; SQLite's INTEGER is 64-bit, PostgreSQL's BIGINT.
 GRADE = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
 # --------------------------------------------------------------------------- the current schema
 
 SCHEMA = sa.MetaData()
-
-schema_version = sa.Table(
-    "schema_version", SCHEMA,
-    sa.Column("version", sa.Integer, primary_key=True, autoincrement=False),
-    sa.Column("name", sa.Text, nullable=False),
-    sa.Column("applied_at", sa.Text, nullable=False),
-)
 
 collections = sa.Table(
     "collections", SCHEMA,

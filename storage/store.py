@@ -19,7 +19,7 @@ consensus), and agreement statistics leave it out.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from labeler_storage import collection as C
 from labeler_storage import adjudication, golden_io, question_index, questions, runs, versions, work_queue
 from labeler_storage import schema as S
 from labeler_storage.accounts import Accounts
+from labeler_storage.clock import Clock
 from labeler_storage.engine import Database, default_db_url, normalize_db_url
 from labeler_storage.records import (
     DEFAULT_COLLECTION, IMPORT_ANNOTATOR, Collection, GradeEvent, ImportPlan, ImportSummary, Judgment, Question,
@@ -65,8 +66,16 @@ class Store(WorkQueueStore):
         self.url = url
         self.engine = self._db.engine
         self.accounts = Accounts(self._db)  # team mode: users, roles, sessions, settings
-        self.clock: Callable[[], datetime] = lambda: datetime.now(timezone.utc)  # the queue's leases; tests move it
         self._index_cache = question_index.IndexCache()  # per question, recomputed when it changes
+
+    @property
+    def clock(self) -> Clock:
+        """The one clock every write of this store reads (storage/clock.py); tests set it to move time."""
+        return self._db.clock
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:
+        self._db.clock = clock
 
     def __repr__(self) -> str:
         return f"Store({self.engine.url.render_as_string(hide_password=True)!r})"

@@ -20,7 +20,7 @@ from sqlalchemy.engine import Connection
 from labeler.corpus import Corpus, Document
 from labeler.corpus.versions import DELETED, EDITED, CorpusDiff, corpus_source, diff_hashes, same_source
 from labeler_storage import schema as S
-from labeler_storage.schema import utc_now
+from labeler_storage.clock import now_iso
 
 
 NEW_CORPUS = "new_corpus"  # in a version's stored diff: it records another corpus, not an edit
@@ -149,7 +149,7 @@ def record_version(conn: Connection, cid: int, corpus: Corpus, corpus_path: str 
     conn.execute(v.insert().values(collection_id=cid, version=number, corpus_path=corpus_path,
                                    fingerprint=corpus.fingerprint, n_docs=len(corpus), note=note,
                                    diff={NEW_CORPUS: True} if other else diff.as_json(),
-                                   created_at=utc_now(), created_by=by))
+                                   created_at=now_iso(conn), created_by=by))
     if last is None:
         if new:
             conn.execute(d.insert(), [dict(collection_id=cid, doc_id=k, doc_hash=h) for k, h in new.items()])

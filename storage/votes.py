@@ -23,8 +23,8 @@ from sqlalchemy.engine import Connection
 from labeler.agreement import unanswerable_consensus
 from labeler.errors import InputError
 from labeler_storage import schema as S
+from labeler_storage.clock import now_iso
 from labeler_storage.records import IMPORT_ANNOTATOR
-from labeler_storage.schema import utc_now
 
 
 def voters(conn: Connection, question_id: int) -> tuple[str, ...]:
@@ -76,7 +76,7 @@ def write_vote(conn: Connection, question_id: int, annotator: str, unanswerable:
     if conn.execute(sa.select(v.c.annotator).where(v.c.question_id == question_id,
                                                    v.c.annotator == annotator)).first() is not None:
         return False
-    conn.execute(v.insert().values(question_id=question_id, annotator=annotator, created_at=utc_now()))
+    conn.execute(v.insert().values(question_id=question_id, annotator=annotator, created_at=now_iso(conn)))
     return True
 
 
@@ -86,7 +86,7 @@ def replace_import_votes(conn: Connection, marked: dict[int, bool]) -> None:
     ids = list(marked)
     for i in range(0, len(ids), 500):
         conn.execute(v.delete().where(v.c.annotator == IMPORT_ANNOTATOR, v.c.question_id.in_(ids[i:i + 500])))
-    rows = [dict(question_id=q, annotator=IMPORT_ANNOTATOR, created_at=utc_now()) for q, yes in marked.items() if yes]
+    rows = [dict(question_id=q, annotator=IMPORT_ANNOTATOR, created_at=now_iso(conn)) for q, yes in marked.items() if yes]
     if rows:
         conn.execute(v.insert(), rows)
 

@@ -18,20 +18,16 @@ milliseconds and the second sees the first's claim; none takes a seat that is go
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
 from labeler.errors import InputError
 from labeler_storage import schema as S
+from labeler_storage.clock import iso
 from labeler_storage.collection import collection_row, lock_collection
 from labeler_storage.records import IMPORT_ANNOTATOR
-
-
-def iso(at: datetime) -> str:
-    """An aware datetime as the schema's ISO 8601 UTC string."""
-    return at.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True)

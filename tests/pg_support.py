@@ -131,9 +131,8 @@ class PostgresServer:
     def _shape_of(conn) -> tuple:
         tables = tuple(r[0] for r in conn.execute(
             "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename"))
-        markers = conn.execute("SELECT (SELECT string_agg(version_num, ',') FROM alembic_version), "
-                               "(SELECT string_agg(version::text, ',' ORDER BY version) FROM schema_version)"
-                               ).fetchone() if "alembic_version" in tables and "schema_version" in tables else None
+        markers = conn.execute("SELECT string_agg(version_num, ',') FROM alembic_version"
+                               ).fetchone() if "alembic_version" in tables else None
         columns = conn.execute("SELECT count(*) FROM information_schema.columns WHERE table_schema = 'public'"
                                ).fetchone()[0]
         return tables, markers, columns

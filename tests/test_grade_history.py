@@ -19,20 +19,20 @@ from labeler_storage import IMPORT_ANNOTATOR, open_store
 
 
 class Ticking:
-    """utc_now() that moves one minute per call, so every write has its own time."""
+    """A store clock that moves one minute per reading, so every write has its own time."""
 
     def __init__(self) -> None:
         self.at = datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
 
-    def __call__(self) -> str:
+    def __call__(self) -> datetime:
         self.at += timedelta(minutes=1)
-        return self.at.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return self.at
 
 
 @pytest.fixture
-def store(db_url, monkeypatch):
-    monkeypatch.setattr("labeler_storage.questions.utc_now", Ticking())
+def store(db_url):
     s = open_store(db_url, synchronous="NORMAL")
+    s.clock = Ticking()  # the store's one clock (storage/clock.py)
     s.add_question("How many vacation days?", query_id="q1", author="ann")
     yield s
     s.close()
@@ -104,7 +104,7 @@ def test_grade_history_is_current_plus_replaced_by_document_then_time(store):
 
 
 def test_grade_history_in_one_second_keeps_the_order_of_the_writes(store, monkeypatch):
-    monkeypatch.setattr("labeler_storage.questions.utc_now", lambda: "2026-12-01T09:00:00Z")
+    store.clock = lambda: datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
     for g in (1, 2, 3, 0, 2):
         store.set_judgment("q1", "d1", g, annotator="ann")
     assert [e.grade for e in store.grade_history("q1")] == [1, 2, 3, 0, 2]
@@ -132,7 +132,7 @@ def test_app_grade_is_recorded_under_the_actor_and_shown_by_grade_history_rows(s
 
 
 def test_reimport_replacing_records_every_replaced_grade_as_import(store, monkeypatch):
-    monkeypatch.setattr("labeler_storage.golden_io.utc_now", Ticking())
+    store.clock = Ticking()
     store.import_golden(golden(("g1", {"d1": 2, "d2": 1, "d3": 0}), ("g2", {"d1": 1})))
     store.set_judgment("g1", "d1", 3, annotator="ann")  # a person's grade on an imported question
     assert history_rows(store) == []

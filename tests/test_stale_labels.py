@@ -87,11 +87,11 @@ def test_edit_and_delete_make_grades_stale_and_recheck_clears_them(graded):
     assert ("2 of 5 judged documents stale on 1 question: 1 missing from the corpus, 1 edited since judged against "
             "corpus version 2") in gs.overview(store).stale
     retriever = open_retriever(corpus_file, BM25)
-    record = run_evaluation(store, ASHA, retriever, BM25, corpus_path=str(corpus_file))
+    record = run_evaluation(store, ASHA, retriever, BM25, corpus_path=str(corpus_file)).record
     stale_info = record.summary["settings"]["stale"]
     assert (stale_info["n_stale"], stale_info["n_missing"], stale_info["n_edited"]) == (2, 1, 1)
     assert stale_info["missing"] == {q2: [DELETED]} and record.corpus_version == 2
-    excluded = run_evaluation(store, ASHA, retriever, BM25, stale="exclude", corpus_path=str(corpus_file))
+    excluded = run_evaluation(store, ASHA, retriever, BM25, stale="exclude", corpus_path=str(corpus_file)).record
     assert excluded.summary["settings"]["stale"]["policy"] == "exclude"
     assert excluded.per_query[q2]["ndcg@10"] != record.per_query[q2]["ndcg@10"]  # scored without the stale grades
 
@@ -107,8 +107,8 @@ def test_stale_count_is_one_number_in_the_same_words_on_the_golden_set_and_evalu
     assert len(store.stale_judgments()) == 8  # grades: 2 annotators x 2 questions x 2 documents
     same = "4 of 6 judged documents stale on 2 questions: 2 missing from the corpus, 2 edited since judged"
     assert gs.overview(store).stale.startswith(same + " against corpus version 2.")
-    record = run_evaluation(store, ASHA, open_retriever(corpus_file, BM25), BM25, corpus_path=str(corpus_file))
-    assert load_run(store, record.run_id).stale_warning == same + "; included in the scores."
+    done = run_evaluation(store, ASHA, open_retriever(corpus_file, BM25), BM25, corpus_path=str(corpus_file))
+    assert load_run(store, done.record.run_id).stale_warning == done.stale_warning == same + "; included in the scores."
 
 
 def test_a_version_is_recorded_only_when_the_content_changes(graded):
@@ -163,14 +163,14 @@ def test_import_without_hashes_hashes_against_the_corpus_given(db_url):
 def test_another_corpus_under_the_golden_set_says_what_is_missing_and_runs_know_their_corpus(graded, tmp_path):
     store, corpus_file, v1, (q1, q2) = graded
     retriever = open_retriever(corpus_file, BM25)
-    first = run_evaluation(store, ASHA, retriever, BM25, corpus_path=str(corpus_file))
+    first = run_evaluation(store, ASHA, retriever, BM25, corpus_path=str(corpus_file)).record
     other_file = tmp_path / "other.jsonl"
     other_file.write_text(json.dumps({"_id": "x-1", "title": "Other", "text": "Unrelated text about ships."}) + "\n")
     other = load_corpus(other_file)
     store.ensure_collection(corpus_path=str(other_file), corpus=other)
     assert ("6 of 6 judged documents stale on 2 questions: 6 missing from the corpus, 0 edited since judged against "
             "corpus version 2") in gs.overview(store).stale
-    second = run_evaluation(store, ASHA, open_retriever(other_file, BM25), BM25, corpus_path=str(other_file))
+    second = run_evaluation(store, ASHA, open_retriever(other_file, BM25), BM25, corpus_path=str(other_file)).record
     assert second.summary["settings"]["stale"]["n_missing"] == 6  # every judged document, graded 3 or 0
     runs = store.list_runs()
     assert [r.corpus_version for r in runs] == [2, 1] and runs[0].corpus_path == str(other_file)

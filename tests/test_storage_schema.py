@@ -121,7 +121,10 @@ def test_schema_migrations_build_exactly_the_schema_constant(empty_db_url):
             context = MigrationContext.configure(conn, opts={"compare_type": True, "compare_server_default": pg})
             assert compare_metadata(context, S.SCHEMA) == []
     assert rows(empty_db_url, "SELECT version_num FROM alembic_version") == [(M.revision_of(M.LATEST_VERSION),)]
-    assert [r[0] for r in rows(empty_db_url, "SELECT version FROM schema_version ORDER BY version")] == ALL_VERSIONS
+    # One marker: alembic_version (no schema_version table is made any more), and the head it points
+    # at is the one Alembic reads from the revision files, which LATEST_VERSION is derived from.
+    assert "schema_version" not in snapshot(empty_db_url)
+    assert M.script_directory().get_current_head() == M.revision_of(M.LATEST_VERSION)
     assert [r.revision for r in M.script_directory().walk_revisions()] == [
         M.revision_of(v) for v in range(M.LATEST_VERSION, 0, -1)]
 
@@ -189,7 +192,8 @@ def test_open_store_adopts_v1_database_with_data_intact(tmp_path):
         assert golden.get("q-0001").corpus_fingerprint == "sha256:old"
 
     after = snapshot(db)
-    assert sorted(r[0] for r in after["schema_version"]) == ALL_VERSIONS
+    assert after["schema_version"] == before["schema_version"]  # the old marker kept as it was, not written
+    assert after["alembic_version"] == [(M.revision_of(M.LATEST_VERSION),)]
     # Every old row is still there, its old columns unchanged (new columns appended at the end).
     for table in ("collections", "runs"):
         assert [row[:len(before[table][0])] for row in after[table]] == before[table]
@@ -214,11 +218,27 @@ def test_stores_opening_one_new_database_at_once_migrate_it_once(empty_db_url):
     assert all(s.schema_version() == M.LATEST_VERSION for s in stores)
     for s in stores:
         s.close()
-    assert [r[0] for r in rows(empty_db_url, "SELECT version FROM schema_version ORDER BY version")] == ALL_VERSIONS
+    assert rows(empty_db_url, "SELECT version_num FROM alembic_version") == [(M.revision_of(M.LATEST_VERSION),)]
+
+
+def test_databases_migrating_one_new_database_at_once_apply_each_revision_once(empty_db_url):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from labeler_storage import normalize_db_url
+    from labeler_storage.engine import Database
+
+    databases = [Database(normalize_db_url(empty_db_url)) for _ in range(4)]
+    with ThreadPoolExecutor(4) as pool:
+        applied = list(pool.map(lambda db: db.migrate(), databases))
+    for db in databases:
+        db.close()
+    assert sorted(applied) == [[], [], [], ALL_VERSIONS]
 
 
 def _newer_schema(url):
+    """A database whose pre-Alembic marker says a newer labeler took it further."""
     open_store(url).close()
+    rows(url, "CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)")
     rows(url, "INSERT INTO schema_version VALUES (99, 'from the future', '2030-01-01T00:00:00Z')")
 
 
@@ -251,7 +271,7 @@ def _someone_elses_alembic(url):
     (_not_our_revision, "Alembic revision 'ae1027a6acf', which is not one of the labeler's.*Hint:"),
     (_foreign_tables, "holds tables \\(questions\\) but is not a labeler database.*Hint:"),
     (_someone_elses_tables, "holds tables \\(foo\\) but is not a labeler database.*Hint:"),
-    (_someone_elses_alembic, "holds tables \\(alembic_version\\) but is not a labeler database.*Hint:"),
+    (_someone_elses_alembic, "Alembic revision 'ae1027a6acf', which is not one of the labeler's.*Hint:"),
 ])
 def test_open_store_refuses_database_it_cannot_use(empty_db_url, make, message):
     make(empty_db_url)
@@ -451,7 +471,8 @@ def test_open_store_adopts_v3_database_with_data_intact(tmp_path):
         assert s.revision(collection="handbook") == 2
 
     after = snapshot(db)
-    assert sorted(r[0] for r in after["schema_version"]) == ALL_VERSIONS
+    assert after["schema_version"] == before["schema_version"]  # the old marker kept as it was, not written
+    assert after["alembic_version"] == [(M.revision_of(M.LATEST_VERSION),)]
     # Every old row is still there with its old columns unchanged; new columns are appended
     # (v4: revision; v6: corpus_set_by/at, questions.updated_by, runs.created_by; v8: runs.corpus_path and
     # corpus_version, judgments.doc_hash; v11: questions.touched).
@@ -573,7 +594,13 @@ def _back_to_version_8(url: str, scratch_url: str) -> None:
                 elif conn.dialect.name == "postgresql" and str(column["type"]) != columns[column["name"]]:
                     conn.execute(sa.text(f'ALTER TABLE "{table}" ALTER COLUMN "{column["name"]}" '
                                          f'TYPE {columns[column["name"]]}'))
-        conn.execute(sa.text("DELETE FROM schema_version WHERE version > 8"))
+        # The marker that code kept (this code writes none): versions 1-8, each with its name.
+        conn.execute(sa.text("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, name TEXT NOT NULL, "
+                             "applied_at TEXT NOT NULL)"))
+        for version in range(1, 9):
+            doc = M.script_directory().get_revision(M.revision_of(version)).doc
+            conn.execute(sa.text("INSERT INTO schema_version VALUES (:v, :n, '2026-11-01T00:00:00Z')"),
+                         {"v": version, "n": doc})
     db.close()
 
 
@@ -593,8 +620,7 @@ def test_a_database_of_todays_schema_from_before_alembic_is_stamped_and_upgraded
         assert s.accounts.settings()["session_hours"] == 8.0 and s.grade_history("q-0001")[0].note == "§4"
         s.set_judgment("q-0001", "leave-003", 1, annotator="ben")  # a write through the upgraded schema
     after = snapshot(empty_db_url)
-    assert [r for r in after["schema_version"] if r[0] <= 8] == before["schema_version"]  # as they were applied
-    assert sorted(r[0] for r in after["schema_version"]) == ALL_VERSIONS
+    assert after["schema_version"] == before["schema_version"]  # kept as that code wrote it, not written again
     assert after["alembic_version"] == [(M.revision_of(M.LATEST_VERSION),)]
     unchanged = set(before) - {"schema_version", "collections", "judgments", "questions", "users"}
     assert {t: after[t] for t in unchanged} == {t: before[t] for t in unchanged}

@@ -188,7 +188,7 @@ def test_progress_per_annotator(queue):
     queue.set_judgment("q0", "d2", 0, annotator="ann")
     queue.set_unanswerable("q1", by="ann")
     queue.set_judgment("q2", "d1", 1, annotator="bob")
-    queue.clock.now = datetime.now(timezone.utc)  # judgments carry the real time
+    # the judgments carry the store's one clock, as the leases do
     ann, bob = queue.annotator_progress(window_hours=8)
     # ann: 2 questions (q0 graded, q1 voted), 2 judgments in the last 8 h -> 2 / 8 = 0.25 per hour
     assert (ann.annotator, ann.questions, ann.judgments, ann.recent, ann.per_hour) == ("ann", 2, 2, 2, 0.25)
