@@ -23,7 +23,7 @@ from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass
 from typing import Any
 
-Progress = Callable[[int, int, str], None]
+from labeler.progress import Progress
 
 
 @dataclass(frozen=True)

@@ -70,7 +70,7 @@ def to_collection(row: Any) -> Collection:
 def bump_revision(conn: Connection, cid: int, questions: Iterable[int] | None = ()) -> None:
     """Count one more change to the collection, in the caller's write transaction, and mark the
     question rows it changed (None: every question of the collection) as touched at that revision:
-    what a held question index must recompute (labeler_storage.question_index.IndexCache)."""
+    what a held question index must recompute (labeler_storage.question_index.QuestionIndexCache)."""
     c, q = S.collections, S.questions
     conn.execute(c.update().where(c.c.id == cid).values(revision=c.c.revision + 1))
     now = sa.select(c.c.revision).where(c.c.id == cid).scalar_subquery()

@@ -15,7 +15,7 @@ export, so a question's status here is the status its exported qrels have.
 An imported grade counts only for a document no person graded (labeler.agreement.counted).
 tests/test_storage_index.py checks this against `labeler.agreement.consensus` on generated cases.
 
-A process keeps what it computed (`IndexCache`, one per Store) and, after a write, recomputes only
+A process keeps what it computed (`QuestionIndexCache`, one per Store) and, after a write, recomputes only
 the questions whose `touched` revision moved (labeler_storage.collection.bump_revision marks them, in any
 process): a rerun after a grade reads the question rows and one question's judgments, not every
 judgment of the collection.
@@ -65,7 +65,7 @@ class _Counts:
     annotators: tuple[str, ...]
 
 
-class IndexCache:
+class QuestionIndexCache:
     """What one process computed of its collections' question indexes: per question, its counts
     and the `touched` revision they are of. Thread-safe; entries are replaced, never mutated."""
 
@@ -89,7 +89,7 @@ class IndexCache:
 
 
 def question_index(conn: Connection, *, collection: str, with_annotators: bool = False,
-                   cache: IndexCache | None = None) -> list[QuestionSummary]:
+                   cache: QuestionIndexCache | None = None) -> list[QuestionSummary]:
     """Every question of the collection (creation order) with status and judged count (and, with
     `with_annotators`, who judged it: a second scan a question picker does not need). With `cache`,
     only the questions changed since it was last asked are computed."""

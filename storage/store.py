@@ -66,7 +66,7 @@ class Store(WorkQueueStore):
         self.url = url
         self.engine = self._db.engine
         self.accounts = Accounts(self._db)  # team mode: users, roles, sessions, settings
-        self._index_cache = question_index.IndexCache()  # per question, recomputed when it changes
+        self._index_cache = question_index.QuestionIndexCache()  # per question, recomputed when it changes
 
     @property
     def clock(self) -> Clock:

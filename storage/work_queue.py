@@ -31,7 +31,7 @@ from labeler_storage.records import IMPORT_ANNOTATOR
 
 
 @dataclass(frozen=True)
-class Progress:
+class AnnotatorProgress:
     """One annotator's work on a collection: questions judged, judgments, and recent pace."""
 
     annotator: str
@@ -152,7 +152,7 @@ def claims_of(conn: Connection, collection: str, *, now: datetime) -> dict[str, 
     return out
 
 
-def progress(conn: Connection, collection: str, *, now: datetime, window: timedelta) -> list[Progress]:
+def progress(conn: Connection, collection: str, *, now: datetime, window: timedelta) -> list[AnnotatorProgress]:
     """Per annotator (people only, by name): questions judged, judgments, judgments per hour over `window`."""
     row = collection_row(conn, collection)
     if row is None:
@@ -166,6 +166,6 @@ def progress(conn: Connection, collection: str, *, now: datetime, window: timede
         sa.select(j.c.annotator, sa.func.count(), sa.func.sum(sa.case((j.c.updated_at >= since, 1), else_=0)))
         .where(j.c.question_id.in_(sa.select(q.c.id).where(q.c.collection_id == row.id))).group_by(j.c.annotator))}
     hours = window.total_seconds() / 3600
-    return [Progress(who, len(questions.get(who, ())), counts.get(who, (0, 0))[0], int(counts.get(who, (0, 0))[1]),
-                     counts.get(who, (0, 0))[1] / hours)
+    return [AnnotatorProgress(who, len(questions.get(who, ())), counts.get(who, (0, 0))[0],
+                              int(counts.get(who, (0, 0))[1]), counts.get(who, (0, 0))[1] / hours)
             for who in sorted(set(questions) | set(counts)) if who != IMPORT_ANNOTATOR]

@@ -52,7 +52,7 @@ class WorkQueueStore:
             return work_queue.claims_of(conn, collection, now=self.clock())
 
     def annotator_progress(self, *, collection: str = DEFAULT_COLLECTION,
-                           window_hours: float = 8) -> list[work_queue.Progress]:
+                           window_hours: float = 8) -> list[work_queue.AnnotatorProgress]:
         """Per annotator: questions judged, judgments, judgments per hour over the last `window_hours`."""
         with self._db.read() as conn:
             return work_queue.progress(conn, collection, now=self.clock(), window=timedelta(hours=window_hours))

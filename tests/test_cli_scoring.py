@@ -182,7 +182,7 @@ def test_cli_eval_sample_corpus_json_save_run_and_fail_under(tmp_path):
     # The real packaged model over the small sample corpus; the second call reuses its cache.
     saved = tmp_path / "sample.trec"
     result = invoke("eval", SAMPLE, SAMPLE / "golden.jsonl", "-k", "20", "--cutoffs", "1,3,10",
-                    "--json", "--save-run", saved)
+                    "--json", "--save-ranking", saved)
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     assert data["counts"]["answerable"] > 0 and data["config"]["k"] == 20

@@ -119,7 +119,8 @@ def score_command(golden: str, run_file: str, cutoffs: str | None, old_cutoffs: 
 @click.argument("golden", type=click.Path(exists=True))
 @depth_option(100)
 @click.option("--cutoffs", default=None, metavar="K,K,...", help=f"Metric cutoffs, comma-separated [{CUTOFFS_TEXT}].")
-@click.option("--save-run", type=click.Path(dir_okay=False), default=None, help="Also write the ranking as a TREC run file.")
+@click.option("--save-ranking", "--save-run", "save_run", type=click.Path(dir_okay=False), default=None,
+              help="Also write the ranking file (TREC run format); --save-run is its old name.")
 @click.option("--system", "system_source", default=None, metavar="FILE_OR_NAME",
               help="Score another search system instead of the built-in pipeline: an endpoint declaration "
                    "(.toml/.json), a TREC run file, package.module:function, or the name of a system saved in "
@@ -203,7 +204,7 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
                        f"index {config.index}, k={config.k}")
         click.echo(render_report(report, cutoffs=ks, worst_by=worst_by and _measure(worst_by)))
         if save_run:
-            click.echo(f"\nrun written to {save_run}")
+            click.echo(f"\nranking file written to {save_run}")
     _finish(report, bars)
 
 
