@@ -112,9 +112,11 @@ class EmbeddingJudge:
         from labeler.config import DEFAULT_TEMPLATE
 
         questions = sorted({p.question for p in pairs})
+        texts = sorted({render(DEFAULT_TEMPLATE, p.title, p.text) for p in pairs})  # each document once
         q_vectors = dict(zip(questions, self.embedder.encode(questions))) if questions else {}
-        d_vectors = self.embedder.encode([render(DEFAULT_TEMPLATE, p.title, p.text) for p in pairs])
-        return np.array([float(q_vectors[p.question] @ d) for p, d in zip(pairs, d_vectors)])
+        d_vectors = dict(zip(texts, self.embedder.encode(texts))) if texts else {}
+        return np.array([float(q_vectors[p.question] @ d_vectors[render(DEFAULT_TEMPLATE, p.title, p.text)])
+                         for p in pairs])
 
     def judge(self, pairs: Iterable[JudgePair], progress: Progress | None = None) -> Iterator[JudgeResult]:
         """Grade every pair; ConfigError when no thresholds are declared or fitted."""
