@@ -55,3 +55,29 @@ def test_circular_models_warns_when_a_system_uses_the_judges_model():
     endpoint = {"kind": "http", "name": "rag", "body": {"query": "{query}", "rerank_model": "gpt-4o-mini"}}
     assert len(circular_models(llm, [endpoint, builtin])) == 1
     assert circular_models(llm, [{"kind": "http", "name": "x", "body": {"text": "gpt-4o-mini"}}]) == []
+
+
+def test_check_judge_cli_reports_both_checks_and_the_warning(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from labeler.cli import cli
+
+    (tmp_path / "corpus.jsonl").write_text(
+        "".join(json.dumps({"doc_id": p.doc_id, "title": p.title, "text": p.text}) + "\n" for p in PAIRS))
+    (tmp_path / "golden.jsonl").write_text(
+        json.dumps({"query_id": "q1", "question": PAIRS[0].question, "relevance": {"d1": 3, "d2": 0}}) + "\n"
+        + json.dumps({"query_id": "q2", "question": PAIRS[2].question, "relevance": {"d3": 2}}) + "\n")
+    (tmp_path / "system.toml").write_text('kind = "http"\nurl = "http://h/s"\n[body]\nquery = "{query}"\n'
+                                          'model = "rule-1"\n[response]\nhits = "hits"\nid = "id"\n')
+    with rule_server() as server:
+        (tmp_path / "judge.toml").write_text(f'kind = "openai"\nmodel = "rule-1"\nurl = "{server.url}"\n')
+        server.document_first_penalty = 1
+        result = CliRunner().invoke(cli, ["check-judge", str(tmp_path / "judge.toml"), str(tmp_path / "golden.jsonl"),
+                                          str(tmp_path / "corpus.jsonl"), "--system", str(tmp_path / "system.toml"),
+                                          "--json"])
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.stdout)
+    assert got["run_to_run"]["same"] == 3 and got["document_first"]["same"] == 1
+    assert len(got["warnings"]) == 1 and "'system'" in got["warnings"][0]
