@@ -79,7 +79,7 @@ def bench(name: str) -> dict:
     keys = sorted(set(human) | holes)
     spec = judge_spec_from_dict({"name": "minilm-cosine", "kind": "embedding"})
     judge = make_judge(spec, embedder=retriever.embedder)
-    pairs = [JudgePair(q, questions[q], d, corpus.get(d).title, corpus.get(d).text) for q, d in keys]
+    pairs = [JudgePair.of_document(q, questions[q], corpus.get(d)) for q, d in keys]
     t1 = time.perf_counter()
     cosines = dict(zip(keys, judge.cosines(pairs)))
     embed_s = time.perf_counter() - t1

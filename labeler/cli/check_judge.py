@@ -18,8 +18,7 @@ def sample_pairs(golden, corpus, n: int, seed: int):
     keys = sorted((q.query_id, d) for q in golden for d in q.relevance if corpus.get(d) is not None)
     chosen = sorted(random.Random(seed).sample(keys, min(n, len(keys))))
     questions = golden.questions()
-    return [JudgePair(q, questions[q], d, corpus.get(d).title, corpus.get(d).text, corpus.get(d).content_hash)
-            for q, d in chosen]
+    return [JudgePair.of_document(q, questions[q], corpus.get(d)) for q, d in chosen]
 
 
 def _shown(agreement) -> dict:
