@@ -22,6 +22,7 @@ import pytest
 
 ir_measures = pytest.importorskip("ir_measures")
 
+from generated_cases import COVERAGE, random_collection  # noqa: E402
 from labeler.errors import ConfigError  # noqa: E402
 from labeler.evaluation import evaluate  # noqa: E402
 from labeler.metrics import (  # noqa: E402
@@ -30,45 +31,6 @@ from labeler.metrics import (  # noqa: E402
 )
 
 CUTOFFS = (1, 2, 3, 5, 10, 20)
-ODD_IDS = ["doc-é", "文档1", "Doc", "doc", "a-1", "a_1", "A1"]
-
-
-def random_collection(seed: int, n_queries: int, *, binary: bool = False) -> tuple[dict, dict]:
-    """qrels and run of n_queries generated questions (see the module docstring)."""
-    rng = np.random.default_rng(seed)
-    qrels: dict[str, dict[str, int]] = {}
-    run: dict[str, dict[str, float]] = {}
-    for q in range(n_queries):
-        qid = f"q{q}"
-        pool = [f"d{i}" for i in range(int(rng.integers(1, 40)))]
-        if rng.random() < 0.3:
-            pool += list(rng.choice(ODD_IDS, size=int(rng.integers(1, len(ODD_IDS))), replace=False))
-        judged_share = rng.choice([0.0, 0.2, 0.5, 1.0])
-        n_judged = max(1, int(round(judged_share * len(pool))))
-        judged = rng.choice(pool, size=n_judged, replace=False)
-        grades = rng.integers(0, 2, n_judged) if binary else rng.integers(-1, 4, n_judged)
-        if rng.random() < 0.05:
-            qrels[qid] = {}                # a question with no judgments (not scored by either side)
-        else:
-            qrels[qid] = {str(d): int(g) for d, g in zip(judged, grades)}
-        mode = rng.random()
-        if mode < 0.08:
-            continue                       # missing from the run
-        if mode < 0.12:
-            run[qid] = {}                  # empty run
-            continue
-        retrieved = rng.choice(pool, size=int(rng.integers(1, len(pool) + 1)), replace=False)
-        style = rng.random()
-        if style < 0.4:
-            scores = rng.integers(0, 3, len(retrieved)).astype(float)          # heavy ties
-        elif style < 0.7:
-            scores = np.round(rng.normal(size=len(retrieved)), 1)            # some ties, negatives
-        else:
-            scores = rng.random(len(retrieved))
-        run[qid] = {str(d): float(s) for d, s in zip(retrieved, scores)}
-    for extra in range(n_queries // 20):   # run queries nobody judged: ignored by both
-        run[f"x{extra}"] = {"d0": 1.0, "d1": 0.5}
-    return qrels, run
 
 
 def trec_order_without_ties(run: dict) -> dict:
@@ -117,7 +79,7 @@ def assert_equal_per_query(pairs, qrels: dict, run_ours: dict, run_oracle: dict)
 
 @pytest.mark.parametrize("seed, binary", [(1, False), (2, False), (3, True)])
 def test_judged_matches_ir_measures_on_generated_questions(seed, binary):
-    qrels, run = random_collection(seed, 1500, binary=binary)
+    qrels, run = random_collection(seed, 1500, binary=binary, shape=COVERAGE)
     tie_free = trec_order_without_ties(run)
     # Our value on the raw run equals ir_measures' on the same ranking written without ties.
     checked = assert_equal_per_query(judged_pairs(), qrels, run, tie_free)
@@ -126,14 +88,14 @@ def test_judged_matches_ir_measures_on_generated_questions(seed, binary):
 
 @pytest.mark.parametrize("seed, binary", [(4, False), (5, False), (6, True)])
 def test_ndcg_condensed_matches_ir_measures_on_generated_questions(seed, binary):
-    qrels, run = random_collection(seed, 1500, binary=binary)
+    qrels, run = random_collection(seed, 1500, binary=binary, shape=COVERAGE)
     checked = assert_equal_per_query(condensed_pairs(), qrels, run, run)
     assert checked > 8000
 
 
 def test_generated_cases_cover_the_edges():
     # the comparisons above would not catch much if the generator missed the hard cases
-    qrels, run = random_collection(1, 1500)
+    qrels, run = random_collection(1, 1500, shape=COVERAGE)
     ranked = {q: trec_ranked(d) for q, d in run.items() if q in qrels}
     assert sum(1 for q in qrels if qrels[q] and q not in run) > 50                        # missing from the run
     assert sum(1 for q, d in run.items() if not d) > 30                                   # empty runs

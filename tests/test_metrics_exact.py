@@ -12,6 +12,7 @@ import pytest
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
+from generated_cases import random_collection  # noqa: E402 - its default shape is trec_eval's (TREC_EVAL)
 from labeler.errors import RunFileError  # noqa: E402
 from labeler.metrics import Measure, calc_per_query, trec_ranked  # noqa: E402
 from labeler.runfile import parse_run, serialize_run  # noqa: E402
@@ -21,41 +22,6 @@ FAMILIES = ("recall", "precision", "ndcg", "hit", "map")
 MEASURES = [Measure(f, k) for f in FAMILIES for k in CUTOFFS] + [Measure("mrr"), Measure("map"), Measure("r_precision")]
 TREC_MEASURES = {f"{fam}.{','.join(map(str, CUTOFFS))}" for fam in ("recall", "P", "ndcg_cut", "success", "map_cut")}
 TREC_MEASURES |= {"recip_rank", "map", "Rprec"}
-ODD_IDS = ["doc-é", "doc-ß", "文档1", "Doc", "doc", "a-1", "a_1", "A1"]
-
-
-def random_collection(seed: int, n_queries: int, *, binary: bool) -> tuple[dict, dict]:
-    """qrels and run for n_queries generated questions (see the module docstring)."""
-    rng = np.random.default_rng(seed)
-    qrels: dict[str, dict[str, int]] = {}
-    run: dict[str, dict[str, float]] = {}
-    for q in range(n_queries):
-        qid = f"q{q}"
-        pool = [f"d{i}" for i in range(int(rng.integers(1, 40)))]
-        if rng.random() < 0.3:
-            pool += list(rng.choice(ODD_IDS, size=int(rng.integers(1, len(ODD_IDS))), replace=False))
-        n_judged = int(rng.integers(1, len(pool) + 1))
-        judged = rng.choice(pool, size=n_judged, replace=False)
-        grades = rng.integers(0, 2, n_judged) if binary else rng.integers(-1, 4, n_judged)
-        qrels[qid] = {str(d): int(g) for d, g in zip(judged, grades)}
-        mode = rng.random()
-        if mode < 0.08:
-            continue                       # missing from the run
-        if mode < 0.14:
-            run[qid] = {}                  # empty run
-            continue
-        retrieved = rng.choice(pool, size=int(rng.integers(1, len(pool) + 1)), replace=False)
-        style = rng.random()
-        if style < 0.35:
-            scores = rng.integers(0, 4, len(retrieved)).astype(float)          # heavy ties
-        elif style < 0.7:
-            scores = np.round(rng.normal(size=len(retrieved)), 1)            # some ties, negatives
-        else:
-            scores = rng.random(len(retrieved))
-        if rng.random() < 0.03:
-            scores[0] = -np.inf if rng.random() < 0.5 else np.inf
-        run[qid] = {str(d): float(s) for d, s in zip(retrieved, scores)}
-    return qrels, run
 
 
 def cut_run(run: dict, k: int) -> dict:
