@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import pytest
 
 ir_measures = pytest.importorskip("ir_measures")
