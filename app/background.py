@@ -110,6 +110,14 @@ def start(key: Any, fn: Callable[[Progress], Any]) -> Build:
         return build
 
 
+def wait_all() -> None:
+    """Wait for every build started so far (a test, or a shutdown that lets them finish)."""
+    with _registry_lock:
+        builds = list(_builds.values())
+    for build in builds:
+        build.result()
+
+
 def forget(key: Any) -> None:
     """Drop a finished build (its result is cached elsewhere)."""
     with _registry_lock:

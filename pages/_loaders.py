@@ -58,6 +58,11 @@ def signature(path: str) -> str:
     return seen[1]
 
 
+def look_again() -> None:
+    """Look at every corpus folder on the next `signature` call, as if SIGNATURE_EVERY had passed."""
+    _signatures.clear()
+
+
 def corpus(path: str):
     """The corpus at `path`, loaded once per process, and again when its files change on disk."""
     return guard(_corpus, path, signature(path))

@@ -32,8 +32,9 @@ class StreamlitSession:
     """One browser tab's session on a Streamlit server at `url` ("http://127.0.0.1:8501"), sending
     `headers` with its websocket upgrade (what `st.context.headers` shows the script)."""
 
-    def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 60.0) -> None:
-        self.timeout = timeout
+    def __init__(self, url: str, *, headers: dict[str, str] | None = None, timeout: float = 60.0,
+                 query: str = "") -> None:
+        self.timeout, self.query = timeout, query  # query: the page URL's query string ("annotator=asha")
         self.ws = connect(url.replace("http", "ws", 1) + "/_stcore/stream", subprotocols=["streamlit"],
                           additional_headers={"User-Agent": "streamlit-client", **(headers or {})},
                           open_timeout=timeout, max_size=None, legacy=True)
@@ -45,7 +46,7 @@ class StreamlitSession:
         (a run the script itself starts with `st.rerun` is waited for too)."""
         msg = BackMsg()
         state = msg.rerun_script
-        state.query_string = ""
+        state.query_string = self.query
         for widget_id, text in (values or {}).items():
             w = state.widget_states.widgets.add()
             w.id, w.string_value = widget_id, text

@@ -310,7 +310,7 @@ def test_label_recheck_queue_after_the_corpus_changes(app_home, tmp_path, monkey
         if d["_id"] == doc:
             d["text"] = "Rewritten: " + d["text"]
     corpus_file.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
-    loaders._signatures.clear()  # as if the 2 s between two looks at the disk had passed
+    loaders.look_again()  # as if the 2 s between two looks at the disk had passed
     at.run()
     assert not at.exception, at.exception
     # One line, not the queue: the candidates stay in view.
@@ -361,7 +361,7 @@ def test_label_recheck_confirms_at_once_the_grades_whose_meaning_did_not_change(
         if d["_id"] == reworded:
             d["text"] = "Never " + d["text"]
     corpus_file.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
-    loaders._signatures.clear()
+    loaders.look_again()
     at.run()
     assert "2 of your grades rest on text that changed" in banner(at)
     at.button(key="recheck-confirm-unchanged").click().run()

@@ -73,8 +73,7 @@ def test_label_page_offers_bm25_candidates_while_dense_builds(monkeypatch, tmp_p
         else:
             pytest.fail("the page waited for the whole embedding instead of offering BM25 candidates")
         grade_card(at, 0, 2)  # grading works meanwhile, and is kept
-        for key in list(background._builds):
-            background._builds[key].result()  # let the embedding finish
+        background.wait_all()  # let the embedding finish
         at.run()
         badges = " ".join(m.value for m in at.markdown)
         assert "dense #" in badges and not [m for m in texts(at.info) if "still being built" in m]
