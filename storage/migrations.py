@@ -31,7 +31,7 @@ from labeler.errors import StorageError
 from storage.schema import schema_version, utc_now
 
 ALEMBIC_DIR = Path(__file__).with_name("alembic")
-LATEST_VERSION = 14
+LATEST_VERSION = 15
 PG_MIGRATION_LOCK = 0x6C6162656C6572  # "labeler": processes migrating one PostgreSQL database queue on it
 _REVISION = re.compile(r"\d{4}")
 _ALEMBIC = threading.Lock()  # Alembic's `context` is one global per process: one migration at a time

@@ -33,6 +33,7 @@ from storage.accounts import Accounts
 from storage import adjudication, golden_io, question_index, questions, runs, versions, work_queue
 from storage import schema as S
 from storage.engine import Database, default_db_url, normalize_db_url
+from storage.machine_grades import MachineGradeStore
 from storage.work_queue_store import LEASE_MINUTES, WorkQueueStore
 from storage.versions import CorpusVersion, StaleJudgment
 from storage.records import (
@@ -57,7 +58,7 @@ def open_store(url: str | Path | None = None, *, synchronous: str = "FULL") -> "
     return store
 
 
-class Store(WorkQueueStore):
+class Store(MachineGradeStore, WorkQueueStore):
     """Repository over one database; safe to share between threads (st.cache_resource)."""
 
     def __init__(self, url: str, *, synchronous: str = "FULL") -> None:
@@ -309,12 +310,13 @@ class Store(WorkQueueStore):
     # ---- golden sets
 
     def export_golden(self, *, collection: str = DEFAULT_COLLECTION, complete_only: bool = False,
-                      mark_stale: bool = False) -> GoldenSet:
+                      mark_stale: bool = False, with_machine: bool = False) -> GoldenSet:
         """The collection's golden set with consensus grades and content hashes (complete_only: done or
-        unanswerable only; mark_stale: list each question's stale documents as `stale_docs`)."""
+        unanswerable only; mark_stale: list each question's stale documents as `stale_docs`;
+        with_machine: each question's machine grades, apart from `relevance`)."""
         with self._db.read() as conn:
             return golden_io.export_golden(conn, collection=collection, complete_only=complete_only,
-                                           mark_stale=mark_stale)
+                                           mark_stale=mark_stale, with_machine=with_machine)
 
     def import_golden(self, golden: GoldenSet, *, collection: str = DEFAULT_COLLECTION,
                       corpus_path: str | None = None, corpus_fingerprint: str | None = None,
