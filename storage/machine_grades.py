@@ -8,7 +8,8 @@ hash of the document it graded. A pair is graded once per (judge, prompt hash, c
 the same again is a no-op (ON CONFLICT DO NOTHING), so an interrupted `labeler judge` resumes
 without grading a pair twice. Stale as for judgments (storage.versions): once the collection has
 a corpus version, a grade whose content hash is not its document's current one (edited, deleted,
-or graded against unknown content, "") is stale, and `current_grades` leaves it out.
+or graded against unknown content, "") is stale, and calibration and evaluation leave it out
+(labeler.judge_runs.machine_pairs).
 
 `judges`: judges saved by name, the declaration as data (labeler.judges.spec checks it before the
 app saves it: secrets appear in it only as environment-variable references).
@@ -147,15 +148,6 @@ def grades(conn: Connection, cid: int, *, judge: str | None = None, prompt_hash:
         stmt = stmt.where(S.questions.c.query_id == query_id)
     return [StoredMachineGrade(r.query_id, r.doc_id, r.grade, r.judge, r.model, r.prompt_hash, r.params or {},
                                r.doc_hash, r.raw, r.rationale, r.at, bool(r.stale)) for r in conn.execute(stmt)]
-
-
-def current_grades(found: Iterable[StoredMachineGrade]) -> dict[tuple[str, str], int]:
-    """(query_id, doc_id) -> grade, stale grades left out; the latest where one pair has several (another prompt)."""
-    out: dict[tuple[str, str], tuple[str, int]] = {}
-    for g in found:
-        if not g.stale and ((g.query_id, g.doc_id) not in out or g.at >= out[g.query_id, g.doc_id][0]):
-            out[g.query_id, g.doc_id] = (g.at, g.grade)
-    return {pair: grade for pair, (_, grade) in out.items()}
 
 
 def counts(conn: Connection, cid: int) -> list[JudgeCount]:

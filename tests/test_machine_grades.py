@@ -17,7 +17,8 @@ from labeler.errors import InputError
 from labeler.golden import parse_golden_jsonl, serialize_golden_jsonl
 from storage import open_store
 from storage import migrations as M
-from storage.machine_grades import MACHINE_FIELD, current_grades
+from labeler.judge_runs import machine_pairs as current_grades
+from storage.machine_grades import MACHINE_FIELD
 
 
 def _grade(query_id, doc_id, grade, *, judge="umbrela", prompt_hash="p1", doc_hash="h", raw=None, rationale=None):
