@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from labeler.progress import Progress
 from labeler.systems.base import Hit, QueryProbe, QuestionError, SearchFailed, System, SystemRun, check_k, doc_hits
@@ -100,15 +100,8 @@ class HttpSystem(System):
         """One httpx.Client (connection pool sized to the concurrency), opened on first use."""
         with self._client_lock:
             if self._client is None:
-                import httpx
-
-                from labeler.systems.transport import DeadlineTransport
-
-                limits = httpx.Limits(max_connections=self.spec.concurrency,
-                                      max_keepalive_connections=self.spec.concurrency)
-                hooks = {"request": [self._check_host]} if self.allowed_hosts is not None else {}
-                self._client = httpx.Client(timeout=self.spec.timeout, transport=DeadlineTransport(limits),
-                                            follow_redirects=True, event_hooks=hooks)
+                self._client = open_client(self.spec.concurrency, self.spec.timeout,
+                                           self._check_host if self.allowed_hosts is not None else None)
             return self._client
 
     def _check_host(self, request: "httpx.Request") -> None:
@@ -145,64 +138,12 @@ class HttpSystem(System):
         except SearchFailed as exc:
             raise self._redacted(exc) from None
 
-    def _wait_before_retry(self, attempt: int, retry_after: float | None) -> None:
-        delay = retry_after if retry_after is not None else self.spec.backoff * 2 ** (attempt - 1) * random.uniform(0.8, 1.0)
-        time.sleep(min(delay, self.spec.max_retry_wait))
-
     def _send(self, question: str, k: int, *, retries: int) -> tuple["Answer", int]:
-        """Send one question (with retries): (answer, attempts); SearchFailed when out of attempts.
-        Each call is bounded by the declared deadline and its answer by max_bytes (neither retried:
-        a slow or huge answer would only come again)."""
-        import httpx
-
-        from labeler.systems.transport import AnswerTooBig, DeadlinePassed, call_deadline, read_answer
-
+        """Send one question (with retries): (answer, attempts); SearchFailed when out of attempts."""
         method, url, headers, body = render_request(self.spec, question, k, source=self.source)
-        spec = self.spec
-        attempt = 0
-        while True:
-            attempt += 1
-            until = math.inf
-            try:
-                with self._slots:  # the rate slot is taken inside: a freed slot never lets a burst through
-                    self._limiter.wait()
-                    with call_deadline(spec.deadline) as until, \
-                            self.client.stream(method, url, headers=headers, json=body) as streamed:
-                        response = read_answer(streamed, spec.max_bytes, until)
-            except AnswerTooBig as exc:
-                raise SearchFailed(f"the answer from {method} {_shown(url)} is over max_bytes = "
-                                   f"{spec.max_bytes:,} bytes ({exc}): not read further", kind="too_large", attempts=attempt,
-                                   hint="ask for fewer documents (k), or raise max_bytes in the declaration.") from None
-            except (DeadlinePassed, httpx.TimeoutException) as exc:
-                if time.monotonic() >= until:
-                    raise SearchFailed(f"no whole answer from {method} {_shown(url)} within the deadline of "
-                                       f"{spec.deadline:g}s", kind="deadline", attempts=attempt,
-                                       hint="raise deadline in the declaration, or check the endpoint.") from None
-                if isinstance(exc, httpx.ConnectTimeout) and attempt <= retries:
-                    self._wait_before_retry(attempt, None)
-                    continue
-                raise SearchFailed(f"no answer from {method} {_shown(url)} within {spec.timeout:g}s",
-                                   kind="timeout", attempts=attempt,
-                                   hint="raise timeout in the declaration, or check the endpoint.") from None
-            except httpx.TransportError as exc:
-                if attempt <= retries:
-                    self._wait_before_retry(attempt, None)
-                    continue
-                raise SearchFailed(f"cannot reach {method} {_shown(url)}: {exc or type(exc).__name__}"
-                                   f" ({attempt} attempts)", kind="connection", attempts=attempt,
-                                   hint="check the url and that the endpoint is running.") from None
-            status = response.status_code
-            if (status == 429 or status >= 500) and attempt <= retries:
-                self._wait_before_retry(attempt, retry_after_seconds(response.headers.get("Retry-After")))
-                continue
-            if status >= 400:
-                text = redact(response.text, secret_values(self.spec))[:_SHOWN_BODY].replace("\n", " ")
-                hint = ("check the headers and the ${NAME} secrets they reference." if status in (401, 403)
-                        else "check the request templates against the endpoint's API (test query).")
-                raise SearchFailed(f"HTTP {status} from {method} {_shown(url)}"
-                                   f"{f' after {attempt} attempts' if attempt > 1 else ''}: {text}",
-                                   kind="http_status", attempts=attempt, hint=hint)
-            return response, attempt
+        return send_with_retries(self.client, method, url, headers, body, self.spec, retries=retries,
+                                 slots=self._slots, limiter=self._limiter,
+                                 redacted=lambda text: redact(text, secret_values(self.spec)))
 
     def _ranked(self, response: "Answer", k: int, attempts: int) -> list[Hit]:
         try:
@@ -274,6 +215,87 @@ class HttpSystem(System):
         return QueryProbe(question, hits=hits, error=error, status=response.status_code,
                           raw_text=redact(response.text, secrets), raw_json=raw_json, request=shown,
                           seconds=time.perf_counter() - t0)
+
+
+def wait_before_retry(attempt: int, retry_after: float | None, backoff: float, max_retry_wait: float) -> None:
+    """Sleep before retry `attempt`: the server's Retry-After, else `backoff` doubled per attempt
+    (with jitter), capped at `max_retry_wait`."""
+    delay = retry_after if retry_after is not None else backoff * 2 ** (attempt - 1) * random.uniform(0.8, 1.0)
+    time.sleep(min(delay, max_retry_wait))
+
+
+def send_with_retries(client: "httpx.Client", method: str, url: str, headers: Mapping[str, str], body: Any,
+                      limits: Any, *, retries: int, slots: threading.BoundedSemaphore, limiter: RateLimiter,
+                      redacted: Callable[[str], str]) -> tuple["Answer", int]:
+    """One request with retries: (answer, attempts); SearchFailed when out of attempts.
+
+    `limits` carries timeout, deadline, max_bytes, backoff and max_retry_wait (an EndpointSpec, or
+    a judge's settings). Connection errors, connect timeouts, 429 and 5xx are retried (Retry-After
+    honoured); each call is bounded by the deadline and its answer by max_bytes (neither retried:
+    a slow or huge answer would only come again). `redacted` masks secrets in quoted answers."""
+    import httpx
+
+    from labeler.systems.transport import AnswerTooBig, DeadlinePassed, call_deadline, read_answer
+
+    attempt = 0
+    while True:
+        attempt += 1
+        until = math.inf
+        try:
+            with slots:  # the rate slot is taken inside: a freed slot never lets a burst through
+                limiter.wait()
+                with call_deadline(limits.deadline) as until, \
+                        client.stream(method, url, headers=headers, json=body) as streamed:
+                    response = read_answer(streamed, limits.max_bytes, until)
+        except AnswerTooBig as exc:
+            raise SearchFailed(f"the answer from {method} {_shown(url)} is over max_bytes = "
+                               f"{limits.max_bytes:,} bytes ({exc}): not read further", kind="too_large",
+                               attempts=attempt,
+                               hint="ask for a shorter answer, or raise max_bytes in the declaration.") from None
+        except (DeadlinePassed, httpx.TimeoutException) as exc:
+            if time.monotonic() >= until:
+                raise SearchFailed(f"no whole answer from {method} {_shown(url)} within the deadline of "
+                                   f"{limits.deadline:g}s", kind="deadline", attempts=attempt,
+                                   hint="raise deadline in the declaration, or check the endpoint.") from None
+            if isinstance(exc, httpx.ConnectTimeout) and attempt <= retries:
+                wait_before_retry(attempt, None, limits.backoff, limits.max_retry_wait)
+                continue
+            raise SearchFailed(f"no answer from {method} {_shown(url)} within {limits.timeout:g}s",
+                               kind="timeout", attempts=attempt,
+                               hint="raise timeout in the declaration, or check the endpoint.") from None
+        except httpx.TransportError as exc:
+            if attempt <= retries:
+                wait_before_retry(attempt, None, limits.backoff, limits.max_retry_wait)
+                continue
+            raise SearchFailed(f"cannot reach {method} {_shown(url)}: {exc or type(exc).__name__}"
+                               f" ({attempt} attempts)", kind="connection", attempts=attempt,
+                               hint="check the url and that the endpoint is running.") from None
+        status = response.status_code
+        if (status == 429 or status >= 500) and attempt <= retries:
+            wait_before_retry(attempt, retry_after_seconds(response.headers.get("Retry-After")),
+                              limits.backoff, limits.max_retry_wait)
+            continue
+        if status >= 400:
+            text = redacted(response.text)[:_SHOWN_BODY].replace("\n", " ")
+            hint = ("check the headers and the ${NAME} secrets they reference." if status in (401, 403)
+                    else "check the request templates against the endpoint's API (test query).")
+            raise SearchFailed(f"HTTP {status} from {method} {_shown(url)}"
+                               f"{f' after {attempt} attempts' if attempt > 1 else ''}: {text}",
+                               kind="http_status", attempts=attempt, hint=hint)
+        return response, attempt
+
+
+def open_client(concurrency: int, timeout: float, check_host: Callable | None = None) -> "httpx.Client":
+    """An httpx.Client whose sockets honour `call_deadline`, its pool sized to `concurrency`
+    (`check_host`: a request hook that refuses hosts, redirects included)."""
+    import httpx
+
+    from labeler.systems.transport import DeadlineTransport
+
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    hooks = {"request": [check_host]} if check_host is not None else {}
+    return httpx.Client(timeout=timeout, transport=DeadlineTransport(limits), follow_redirects=True,
+                        event_hooks=hooks)
 
 
 DEFAULT_PORTS = {"http": 80, "https": 443}

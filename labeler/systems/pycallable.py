@@ -31,10 +31,13 @@ def exit_call(exc: SystemExit) -> str:
     return f"sys.exit({'' if exc.code is None else repr(exc.code)})"
 
 
-def import_target(target: str, path: str | Path | None = None) -> Callable:
-    """The function named by "package.module:function" (`path`, if given, is put first on sys.path)."""
+def import_target(target: str, path: str | Path | None = None, *, what: str = "python system",
+                  call: tuple = ("question", 10), called: str = "question, k",
+                  shape: str = "def search(question: str, k: int) -> list of (doc_id, score)") -> Callable:
+    """The function named by "package.module:function" (`path`, if given, is put first on sys.path)
+    that can be called with `call`'s arguments (`what` and `shape` name it and its signature in errors)."""
     if not isinstance(target, str) or not TARGET.fullmatch(target):
-        raise ConfigError(f"python system {target!r} is not of the form package.module:function", hint=_HINT)
+        raise ConfigError(f"{what} {target!r} is not of the form package.module:function", hint=_HINT)
     module_name, _, attr = target.partition(":")
     if path is not None:
         folder = str(Path(path).resolve())
@@ -43,28 +46,28 @@ def import_target(target: str, path: str | Path | None = None) -> Callable:
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        raise ConfigError(f"python system {target!r}: cannot import {module_name!r} ({exc})",
+        raise ConfigError(f"{what} {target!r}: cannot import {module_name!r} ({exc})",
                           hint="install its package, or give the folder holding it as path.") from None
     except SystemExit as exc:  # a script's sys.exit at import would end labeler silently
-        raise ConfigError(f"python system {target!r}: importing {module_name!r} called {exit_call(exc)}",
+        raise ConfigError(f"{what} {target!r}: importing {module_name!r} called {exit_call(exc)}",
                           hint="move the script's top-level code under if __name__ == \"__main__\":.") from None
     except Exception as exc:  # noqa: BLE001 - the user's module failed while importing: say how
-        raise ConfigError(f"python system {target!r}: importing {module_name!r} raised "
+        raise ConfigError(f"{what} {target!r}: importing {module_name!r} raised "
                           f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
                           hint="fix the module so that `python -c 'import " + module_name + "'` works.") from None
     fn: Any = module
     for part in attr.split("."):
         if not hasattr(fn, part):
-            raise ConfigError(f"python system {target!r}: {module_name!r} has no attribute {attr!r}",
+            raise ConfigError(f"{what} {target!r}: {module_name!r} has no attribute {attr!r}",
                               hint="check the function's name after the colon.")
         fn = getattr(fn, part)
     if not callable(fn):
-        raise ConfigError(f"python system {target!r} is a {type(fn).__name__}, not a function", hint=_HINT)
+        raise ConfigError(f"{what} {target!r} is a {type(fn).__name__}, not a function", hint=_HINT)
     try:
-        inspect.signature(fn).bind("question", 10)
+        inspect.signature(fn).bind(*call)
     except TypeError:
-        raise ConfigError(f"python system {target!r} cannot be called as {attr}(question, k)",
-                          hint="define it as def search(question: str, k: int) -> list of (doc_id, score).") from None
+        raise ConfigError(f"{what} {target!r} cannot be called as {attr}({called})",
+                          hint=f"define it as {shape}.") from None
     except ValueError:
         pass  # builtins without a signature: trust them
     return fn
