@@ -126,7 +126,8 @@ def test_pair(actor: Actor, text: str, pair: JudgePair) -> JudgeResult:
     """Grade one pair with a declaration as typed (not saved): its MachineGrade (with the raw answer) or
     JudgeFailure. Nothing is stored."""
     actor.require(Can.DECLARE_JUDGES)
-    results = list(judge_for(parse_app_judge(text, actor), actor).judge([pair]))
+    with judge_for(parse_app_judge(text, actor), actor) as judge:
+        results = list(judge.judge([pair]))
     if not results:
         raise InputError("the judge gave no answer for the pair", hint="check the declaration's kind and model.")
     return results[0]
@@ -139,7 +140,7 @@ def sample_pair(store: Store, corpus: Corpus, query_id: str, doc_id: str) -> Jud
     if question is None or doc is None:
         raise InputError(f"no {'question ' + repr(query_id) if question is None else 'document ' + repr(doc_id)} here",
                          hint="pick a question of the collection and a document of its corpus.")
-    return pair_of(question.query_id, question.text, doc)
+    return pair_of(question.query_id, question.question, doc)
 
 
 def judge_holes(store: Store, actor: Actor, name: str, run_id: int, corpus: Corpus, *, limit: int | None = None,
@@ -149,7 +150,8 @@ def judge_holes(store: Store, actor: Actor, name: str, run_id: int, corpus: Corp
     actor.require(Can.RUN_EVALUATION)
     spec = saved_judge(store, name)
     pairs, missing = hole_pairs(store, run_id, corpus, limit=limit)
-    return judge_pairs(store, judge_for(spec, actor), spec, pairs, progress=progress, missing=missing)
+    with judge_for(spec, actor) as judge:
+        return judge_pairs(store, judge, spec, pairs, progress=progress, missing=missing)
 
 
 # ------------------------------------------------------------------------------------ the gate

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from labeler.corpus import Corpus
+from labeler.errors import InputError
 from labeler.holes import HOLE_DEPTH, find_holes
 from labeler.judges.base import Judge, JudgeFailure, JudgePair, MachineGrade
 from labeler.judges.calibration import Calibration, calibrate
@@ -67,9 +68,14 @@ def pair_of(query_id: str, question: str, doc) -> JudgePair:
 def hole_pairs(store: GradeStore, run_id: int, corpus: Corpus, *, k: int = HOLE_DEPTH,
                limit: int | None = None) -> tuple[list[JudgePair], list[tuple[str, str]]]:
     """The run's holes (its top-k documents nobody judged), in question then rank order, as pairs to
-    grade (at most `limit`); and the holes the corpus does not hold (no text to show a judge)."""
+    grade (at most `limit`); and the holes the corpus does not hold (no text to show a judge). A store
+    bound to a collection refuses a run of another collection."""
+    bound = getattr(store, "collection", None)
+    if bound is not None and (run := store.load_run(run_id)).collection != bound:
+        raise InputError(f"run #{run_id} is a run of collection {run.collection!r}, not of {bound!r}",
+                         hint="pick a run of this collection (see its Evaluate page's history).")
     holes = find_holes(store, run_id, k)
-    questions = {q.question.query_id: q.question.text for q in store.list_questions()}
+    questions = {q.question.query_id: q.question.question for q in store.list_questions()}
     pairs, missing = [], []
     for query_id, docs in holes.by_question.items():
         for doc_id, _rank in docs:

@@ -113,6 +113,7 @@ def cli() -> None:
 from labeler.cli import golden, retrieval, scoring, team  # noqa: E402,F401
 from labeler.cli import serve, simulate  # noqa: E402,F401
 from labeler.cli import calibrate  # noqa: E402,F401
+from labeler.cli import judge  # noqa: E402,F401
 
 
 def main() -> None:
