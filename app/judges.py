@@ -35,7 +35,7 @@ from labeler.errors import InputError
 from labeler.evaluation import EvalReport, evaluate_golden
 from labeler.golden import GoldenSet
 from labeler.judge_runs import (
-    CollectionCalibration, JudgeRun, collection_calibration, hole_pairs, judge_pairs, pair_of,
+    CollectionCalibration, JudgeRun, collection_calibration, hole_pairs, judge_pairs, judged_pairs, pair_of,
 )
 from labeler.judges import JudgePair, JudgeResult, JudgeSpec, judge_spec_from_dict, make_judge, parse_judge_spec
 from labeler.progress import Progress
@@ -143,13 +143,15 @@ def sample_pair(store: Store, corpus: Corpus, query_id: str, doc_id: str) -> Jud
     return pair_of(question.query_id, question.question, doc)
 
 
-def judge_holes(store: Store, actor: Actor, name: str, run_id: int, corpus: Corpus, *, limit: int | None = None,
-                progress: Progress | None = None) -> JudgeRun:
-    """Grade a saved run's holes with a saved judge (the use case `labeler judge` runs): resumable, each
-    pair once per judge, prompt and content; failures listed."""
+def judge_holes(store: Store, actor: Actor, name: str, run_id: int | None, corpus: Corpus, *,
+                limit: int | None = None, progress: Progress | None = None) -> JudgeRun:
+    """Grade a saved run's holes with a saved judge (run_id None: the pairs people graded, for its
+    calibration); the use case `labeler judge` runs: resumable, each pair once per judge, prompt and
+    content; failures listed."""
     actor.require(Can.RUN_EVALUATION)
     spec = saved_judge(store, name)
-    pairs, missing = hole_pairs(store, run_id, corpus, limit=limit)
+    pairs, missing = (judged_pairs(store, corpus, limit=limit) if run_id is None
+                      else hole_pairs(store, run_id, corpus, limit=limit))
     with judge_for(spec, actor) as judge:
         return judge_pairs(store, judge, spec, pairs, progress=progress, missing=missing)
 

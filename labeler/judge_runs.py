@@ -3,7 +3,8 @@ collection and a saved judge) and the Judges page share, over a store (storage.S
 `GradeStore`; the core never imports storage).
 
 - `hole_pairs`: the pairs to grade, a saved run's holes (labeler.holes) with the documents as the
-  corpus holds them now (their content hash is the one the grade is recorded against);
+  corpus holds them now (their content hash is the one the grade is recorded against); or
+  `judged_pairs`, the pairs people graded, which a calibration needs the judge's grades of;
 - `judge_pairs`: grade them and save each grade as it comes, in small transactions, leaving the
   pairs this judge already graded with this prompt and this content: an interrupted run, started
   again, grades only what is left, and no pair is graded twice. A failure is listed, never a 0;
@@ -84,6 +85,23 @@ def hole_pairs(store: GradeStore, run_id: int, corpus: Corpus, *, k: int = HOLE_
                 missing.append((query_id, doc_id))
             else:
                 pairs.append(pair_of(query_id, questions[query_id], doc))
+    return (pairs if limit is None else pairs[:limit]), missing
+
+
+def judged_pairs(store: GradeStore, corpus: Corpus, *, limit: int | None = None
+                 ) -> tuple[list[JudgePair], list[tuple[str, str]]]:
+    """The pairs people graded (the golden set's `relevance` on answerable questions), as pairs to grade
+    for a calibration (at most `limit`); and those the corpus does not hold."""
+    pairs, missing = [], []
+    for q in store.export_golden().queries:
+        if q.unanswerable:
+            continue
+        for doc_id in q.relevance:
+            doc = corpus.get(doc_id)
+            if doc is None:
+                missing.append((q.query_id, doc_id))
+            else:
+                pairs.append(pair_of(q.query_id, q.question, doc))
     return (pairs if limit is None else pairs[:limit]), missing
 
 

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from conftest import SAMPLE, import_demo, snapshot
 from labeler.cli import cli
 from labeler.corpus import load_corpus
-from labeler.judge_runs import hole_pairs, judge_pairs
+from labeler.judge_runs import collection_calibration, hole_pairs, judge_pairs
 from labeler.judges import make_judge
 from labeler.judges.spec import read_judge_spec
 from openai_support import overlap_grade, rule_server
@@ -117,6 +117,34 @@ def test_cli_judge_lists_failures_and_never_grades_them_0(labelled, tmp_path):
         assert len(s.machine_grades()) == 4 * N_HOLES
 
 
+def test_cli_judge_judged_grades_the_pairs_people_graded_for_the_calibration(labelled, tmp_path):
+    db, run, corpus = labelled
+    with rule_server() as server:
+        declared = _declaration(tmp_path, server)
+        result = _judge(db, "--judge", str(declared), "--judged")
+    assert result.exit_code == 0, result.output
+    with open_store(db) as s:
+        golden = s.export_golden()
+        human = {(q.query_id, d): g for q in golden.queries if not q.unanswerable for d, g in q.relevance.items()}
+        cal = collection_calibration(CollectionStore(s, "default"), read_judge_spec(declared), bootstrap=0)
+    assert f"judge rule: {len(human)} pairs graded" in result.output and "the pairs people graded" in result.output
+    assert cal.calibration.pairs == len(human)
+    rows = [sum(row) for row in cal.calibration.confusion]  # row g: the pairs people graded g
+    assert rows == [sum(1 for g in human.values() if g == grade) for grade in range(4)]
+    assert cal.machine == {(g.query_id, g.doc_id): overlap_grade(golden_q[g.query_id], _shown(corpus, g.doc_id))
+                           for g in _grades(db) for golden_q in [{q.query_id: q.question for q in golden.queries}]}
+
+
+def _shown(corpus, doc_id):
+    doc = corpus.get(doc_id)
+    return doc.title + "\n" + doc.text
+
+
+def _grades(db):
+    with open_store(db) as s:
+        return s.machine_grades()
+
+
 def test_cli_judge_finds_a_judge_saved_by_name(labelled, tmp_path):
     db, run, _ = labelled
     with rule_server() as server:
@@ -134,6 +162,8 @@ def test_cli_judge_finds_a_judge_saved_by_name(labelled, tmp_path):
     (["--judge", "{decl}", "--holes-from", "999"], "no saved run with id 999"),
     (["--judge", "{decl}", "--holes-from", "{other}"], "is a run of collection 'other', not of 'default'"),
     (["--judge", "{decl}", "--holes-from", "1", "--limit", "0"], "--limit"),
+    (["--judge", "{decl}", "--holes-from", "1", "--judged"], "give either --holes-from RUN"),
+    (["--judge", "{decl}"], "give either --holes-from RUN"),
 ])
 def test_cli_judge_bad_input_is_one_line_exit_2_and_changes_nothing(labelled, tmp_path, args, message):
     db, run, _ = labelled

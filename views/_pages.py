@@ -25,5 +25,6 @@ PAGES = (
     PageSpec("views/evaluate.py", "Evaluate", ":material/query_stats:"),
     PageSpec("views/compare.py", "Compare runs", ":material/compare_arrows:"),
     PageSpec("views/adjudicate.py", "Adjudicate", ":material/gavel:"),
+    PageSpec("views/judges.py", "Judges", ":material/smart_toy:"),
     PageSpec("views/team.py", "Team", ":material/group:", admin_only=True),
 )

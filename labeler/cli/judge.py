@@ -1,5 +1,6 @@
 """`labeler judge COLLECTION --judge NAME_OR_FILE --holes-from RUN [--limit N]`: a machine judge grades
-a saved run's holes (the use case of labeler.judge_runs, which the Judges page runs too).
+a saved run's holes (the use case of labeler.judge_runs, which the Judges page runs too); with
+`--judged` instead, the pairs people graded, so that its calibration has pairs to rest on.
 
 The grades go to the machine-grade table, never to the judgments: a pair is graded once per judge,
 prompt and content, so a run stopped half-way (Ctrl-C, a crash) and started again grades only
@@ -46,23 +47,29 @@ def run_id_of(value: str) -> int:
 @click.argument("collection", callback=_collection_name)
 @click.option("--judge", "judge_name", required=True,
               help="A saved judge's name, or a judge declaration file (.toml/.json, any kind).")
-@click.option("--holes-from", "holes_from", required=True,
+@click.option("--holes-from", "holes_from", default=None,
               help="A saved run's id: its top-10 documents that nobody judged are graded.")
+@click.option("--judged", is_flag=True,
+              help="Grade the pairs people graded instead (what the judge's calibration rests on).")
 @click.option("--limit", type=click.IntRange(1), default=None, help="Grade at most N pairs (the first holes).")
 @click.option("--corpus", type=click.Path(path_type=Path), default=None,
               help="The corpus the documents' text comes from (default: the one the collection records).")
 @click.option("--db", "db_url", default=None, help=DB_HELP)
 @handle_errors
-def judge_command(collection: str, judge_name: str, holes_from: str, limit: int | None, corpus: Path | None,
-                  db_url: str | None) -> None:
-    """Grade the holes of a saved run of COLLECTION with a machine judge (resumable; failures listed)."""
+def judge_command(collection: str, judge_name: str, holes_from: str | None, judged: bool, limit: int | None,
+                  corpus: Path | None, db_url: str | None) -> None:
+    """Grade the holes of a saved run of COLLECTION with a machine judge, or (--judged) the pairs people
+    graded (resumable; failures listed)."""
     from labeler.cli.retrieval import ProgressBar
     from labeler.corpus import load_corpus
-    from labeler.judge_runs import hole_pairs, judge_pairs
+    from labeler.judge_runs import hole_pairs, judge_pairs, judged_pairs
     from labeler.judges import make_judge
     from storage import CollectionStore, open_store
 
-    run_id = run_id_of(holes_from)
+    if (holes_from is None) == (not judged):
+        raise InputError("give either --holes-from RUN (a run's holes) or --judged (the pairs people graded)",
+                         hint="e.g. --holes-from 3, or --judged to grade what the calibration rests on.")
+    run_id = run_id_of(holes_from) if holes_from is not None else None
     with open_store(db_url) as opened:
         found = opened.get_collection(collection)
         if found is None:
@@ -78,14 +85,16 @@ def judge_command(collection: str, judge_name: str, holes_from: str, limit: int 
         if found.version_fingerprint and docs.fingerprint != found.version_fingerprint:
             click.echo(f"Note: {where} is not the corpus version collection {collection!r} records: grades of "
                        "documents that differ from it will show as stale.", err=True)
-        pairs, missing = hole_pairs(store, run_id, docs, limit=limit)
+        pairs, missing = (judged_pairs(store, docs, limit=limit) if run_id is None
+                          else hole_pairs(store, run_id, docs, limit=limit))
         bar = ProgressBar()
         try:
             with make_judge(spec) as judge:
                 done = judge_pairs(store, judge, spec, pairs, progress=bar, missing=missing)
         finally:
             bar.close()
-    click.echo(f"{done.line} (run #{run_id}, collection {collection!r}).")
+    what = f"the holes of run #{run_id}" if run_id is not None else "the pairs people graded"
+    click.echo(f"{done.line} ({what}, collection {collection!r}).")
     for f in done.failures[:MAX_SHOWN]:
         click.echo(f"  failed {f.query_id} {f.doc_id}: {f.error}", err=True)
     if len(done.failures) > MAX_SHOWN:
