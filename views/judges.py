@@ -26,8 +26,22 @@ name = declare_section(s, me, corp)
 if name is None:
     st.stop()
 
+def _grade(run: int | None, limit: int) -> None:
+    bar = st.progress(0.0, text="Judging…")
+    done = guard(J.judge_holes, s, me, name, run, corp, limit=limit,
+                 progress=lambda d, t, stage: bar.progress(d / t if t else 1.0, text=f"{stage}: {d} / {t} pairs"))
+    bar.empty()
+    (st.warning if done.failures else st.success)(inert(done.line))
+    if done.failures:
+        st.dataframe(pd.DataFrame([{"query_id": f.query_id, "doc_id": f.doc_id, "error": f.error}
+                                   for f in done.failures]), hide_index=True, key="judge_failures")
+
+
 saved = saved_runs(s)
 run_id = None
+if st.button("Grade the pairs people graded", key="judge-judged",
+             help="What the calibration rests on: the judge grades the pairs the team graded."):
+    _grade(None, 100_000)
 if saved:
     ids = [r.run_id for r in saved]
     asked = st.query_params.get(RUN_PARAM, "")
@@ -36,14 +50,7 @@ if saved:
                           key="judge_run", format_func={r.run_id: ev.run_label(r) for r in saved}.get)
     limit = r2.number_input("At most", 1, 100_000, 100, key="judge_limit", help="Pairs to grade in this go.")
     if r3.button("Judge the holes", key="judge-holes", type="primary"):
-        bar = st.progress(0.0, text="Judging…")
-        done = guard(J.judge_holes, s, me, name, run_id, corp, limit=int(limit),
-                     progress=lambda d, t, stage: bar.progress(d / t if t else 1.0, text=f"{stage}: {d} / {t} pairs"))
-        bar.empty()
-        (st.warning if done.failures else st.success)(inert(done.line))
-        if done.failures:
-            st.dataframe(pd.DataFrame([{"query_id": f.query_id, "doc_id": f.doc_id, "error": f.error}
-                                       for f in done.failures]), hide_index=True, key="judge_failures")
+        _grade(run_id, int(limit))
 else:
     st.info("Save a run on the Evaluate page to grade its holes with this judge.")
 
