@@ -6,28 +6,12 @@ from __future__ import annotations
 
 from browser_support import app_home, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 
-from conftest import import_demo
-from labeler.corpus import load_corpus
-from labeler.paths import SAMPLE_CORPUS
+from judges_support import N_HOLES, N_QUESTIONS, demo_with_run
 from openai_support import rule_server
 from storage.store import open_store
 
 PAGE = "views/judges.py"
 NEW = "judge_text_(new judge)"
-
-
-def demo_with_run() -> int:
-    """The demo golden set and a saved run whose top 5 per question is two judged documents, then three holes."""
-    corpus = load_corpus(SAMPLE_CORPUS)
-    store = open_store()
-    import_demo(store)
-    per_query = {}
-    for status in store.list_questions()[:3]:
-        judged = {j.doc_id for j in status.judgments}
-        top = [*sorted(judged)[:2], *[d.doc_id for d in corpus.documents if d.doc_id not in judged][:3]]
-        per_query[status.question.query_id] = {"top_k": [{"doc_id": d, "score": 1 - r / 10, "grade": None}
-                                                         for r, d in enumerate(top)]}
-    return store.save_run({"model": "m"}, summary={"metrics": {}}, per_query=per_query, golden_hash="g").run_id
 
 
 def _frame(at, column: str):
@@ -63,10 +47,10 @@ def test_judges_page_declares_tests_saves_grades_and_shows_the_confusion_matrix(
         assert _frame(at, "human + machine")["human + machine"].isna().all()
         at.button(key="judge-holes").click().run()
         assert not at.exception, at.exception
-        assert any("9 pairs graded" in m for m in texts(at.success)), texts(at.warning) + texts(at.error)
+        assert any(f"{N_QUESTIONS * N_HOLES} pairs graded" in m for m in texts(at.success)), texts(at.warning) + texts(at.error)
         counts = _frame(at, "stale")
-        assert list(counts["judge"]) == ["rule"] and int(counts["grades"][0]) == len(human) + 9
-        assert len(open_store().machine_grades(judge="rule")) == len(human) + 9
+        assert list(counts["judge"]) == ["rule"] and int(counts["grades"][0]) == len(human) + N_QUESTIONS * N_HOLES
+        assert len(open_store().machine_grades(judge="rule")) == len(human) + N_QUESTIONS * N_HOLES
         assert list(_frame(at, "human only")["metric"])[:2] == ["recall@1", "recall@3"]
     assert sorted((j.query_id, j.doc_id, j.grade, j.annotator) for j in open_store().judgments()) == people
     assert at.selectbox(key="judge_run").value == run_id

@@ -102,7 +102,8 @@ def calibration_section(cal, verdict) -> None:
                  column_config=score_columns(frame))
     confusion = pd.DataFrame(J.confusion_rows(cal)).set_index("human grade")
     c2.markdown("**Confusion matrix** (rows: people's grade, columns: the judge's)")
-    c2.dataframe(confusion.style.background_gradient(cmap="Blues", axis=None), key="confusion_table")
+    c2.container(key="confusion").dataframe(confusion.style.background_gradient(cmap="Blues", axis=None),
+                                            key="confusion_table")
     (st.success if verdict.passes else st.warning)(inert(verdict.line))
 
 
