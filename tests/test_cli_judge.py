@@ -1,7 +1,8 @@
 """`labeler judge COLLECTION --judge NAME_OR_FILE --holes-from RUN`: an OpenAI-compatible judge (the real
 rule server of tests/openai_support.py on localhost, not a language model) grades a saved run's holes
 into the machine-grade table: resumable (an interrupted run goes on where it stopped, no pair graded
-twice), failures listed and never a 0, the judgments untouched; bad input one line, exit 2."""
+twice), failures listed and never a 0, the judgments untouched; bad input one line, exit 2. On SQLite
+and PostgreSQL."""
 from __future__ import annotations
 
 import pytest
@@ -20,9 +21,10 @@ N_HOLES = 3  # per question: the run's top 5 is two judged documents and three n
 
 
 @pytest.fixture
-def labelled(tmp_path):
-    """The demo golden set on the sample corpus and a saved run whose top 5 has N_HOLES holes per question."""
-    db = tmp_path / "labeler.db"
+def labelled(db_url):
+    """The demo golden set on the sample corpus and a saved run whose top 5 has N_HOLES holes per question
+    (on SQLite and on PostgreSQL)."""
+    db = db_url
     corpus = load_corpus(SAMPLE)
     with open_store(db) as s:
         import_demo(s)
