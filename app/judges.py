@@ -35,7 +35,7 @@ from labeler.errors import InputError
 from labeler.evaluation import EvalReport, evaluate_golden
 from labeler.golden import GoldenSet
 from labeler.judge_runs import (
-    CollectionCalibration, JudgeRun, collection_calibration, hole_pairs, judge_pairs, judged_pairs, pair_of,
+    CollectionCalibration, JudgeRun, collection_calibration, hole_pairs, judge_pairs, judged_pairs,
 )
 from labeler.judges import JudgePair, JudgeResult, JudgeSpec, judge_spec_from_dict, make_judge, parse_judge_spec
 from labeler.progress import Progress
@@ -140,7 +140,7 @@ def sample_pair(store: Store, corpus: Corpus, query_id: str, doc_id: str) -> Jud
     if question is None or doc is None:
         raise InputError(f"no {'question ' + repr(query_id) if question is None else 'document ' + repr(doc_id)} here",
                          hint="pick a question of the collection and a document of its corpus.")
-    return pair_of(question.query_id, question.question, doc)
+    return JudgePair.of_document(question.query_id, question.question, doc)
 
 
 def judge_holes(store: Store, actor: Actor, name: str, run_id: int | None, corpus: Corpus, *,

@@ -61,11 +61,6 @@ class JudgeRun:
                 f"{len(self.failures)} failed, {len(self.missing)} not in the corpus")
 
 
-def pair_of(query_id: str, question: str, doc) -> JudgePair:
-    """The pair a judge is shown: the question, the document's title and text, its content hash."""
-    return JudgePair(query_id, question, doc.doc_id, doc.title, doc.text, doc.content_hash)
-
-
 def hole_pairs(store: GradeStore, run_id: int, corpus: Corpus, *, k: int = HOLE_DEPTH,
                limit: int | None = None) -> tuple[list[JudgePair], list[tuple[str, str]]]:
     """The run's holes (its top-k documents nobody judged), in question then rank order, as pairs to
@@ -84,7 +79,7 @@ def hole_pairs(store: GradeStore, run_id: int, corpus: Corpus, *, k: int = HOLE_
             if doc is None:
                 missing.append((query_id, doc_id))
             else:
-                pairs.append(pair_of(query_id, questions[query_id], doc))
+                pairs.append(JudgePair.of_document(query_id, questions[query_id], doc))
     return (pairs if limit is None else pairs[:limit]), missing
 
 
@@ -101,7 +96,7 @@ def judged_pairs(store: GradeStore, corpus: Corpus, *, limit: int | None = None
             if doc is None:
                 missing.append((q.query_id, doc_id))
             else:
-                pairs.append(pair_of(q.query_id, q.question, doc))
+                pairs.append(JudgePair.of_document(q.query_id, q.question, doc))
     return (pairs if limit is None else pairs[:limit]), missing
 
 

@@ -11,6 +11,8 @@ expected grade). Switches make it misbehave, to test the client:
     server.mode = "slow"           # every request (after the script is used up)
     server.token = "sk-test-123"   # requests without "Authorization: Bearer <token>" get 401
     server.delay = 0.05            # seconds each answer waits (to see concurrency)
+    server.shift = 1               # every grade raised by 1 (capped at 3): a judge that changed its mind
+    server.document_first_penalty = 1   # grade lowered by 1 when the passage comes before the query
 
 It records every request (`requests`: headers and JSON body), the start times (`starts`) and
 the most requests in flight at once (`peak`).
@@ -55,6 +57,8 @@ class RuleServer(ThreadingHTTPServer):
         self.mode: str | None = None
         self.token: str | None = None
         self.delay = 0.0
+        self.shift = 0
+        self.document_first_penalty = 0
         self.requests: list[dict[str, Any]] = []
         self.starts: list[float] = []
         self.in_flight = 0
@@ -143,6 +147,9 @@ class _Handler(BaseHTTPRequestHandler):
         prompt = ((body or {}).get("messages") or [{}])[-1].get("content", "")
         query, passage = _QUERY.search(prompt), _PASSAGE.search(prompt)
         grade = overlap_grade(query.group(1) if query else "", passage.group(1) if passage else "")
+        grade = min(3, grade + server.shift)
+        if query and passage and passage.start() < query.start():
+            grade = max(0, grade - server.document_first_penalty)
         content = {"no_grade": "I cannot judge this passage.", "out_of_scale": "##final score: 7",
                    "two_scores": "##final score: 1\n##final score: 3"}.get(behaviour or "", f"##final score: {grade}")
         return self._send(200, json.dumps(_completion(content, model)).encode())

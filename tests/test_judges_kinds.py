@@ -89,3 +89,11 @@ def test_python_judge_checks_what_the_function_returns(tmp_path):
     assert [r.grade for r in make_judge(spec).judge(PAIRS[:1])] == [1]
     with pytest.raises(ConfigError, match=r"cannot be called as search\(question, title, text\)"):
         make_judge(judge_spec_from_dict({**spec.to_dict(), "target": "my_judge_mod:search"}))
+
+
+def test_judge_pair_of_document_carries_its_content_hash():
+    from labeler.corpus import Document
+
+    doc = Document("d1", "Fleas", "fleas breed")
+    pair = JudgePair.of_document("q1", "fleas", doc)
+    assert (pair.doc_id, pair.title, pair.text, pair.doc_hash) == ("d1", "Fleas", "fleas breed", doc.content_hash)

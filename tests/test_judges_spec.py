@@ -86,6 +86,7 @@ def test_judge_spec_repr_and_params_are_plain_data():
     assert isinstance(spec, JudgeSpec) and "${OPENAI_API_KEY}" in repr(spec)
     with pytest.raises(TypeError):
         spec.params["rate"] = 9  # frozen all the way down: a cached spec is shared
+    assert {spec: 1}[parse_judge_spec(TOML)] == 1  # hashable: a cache key
 
 
 def test_umbrela_prompt_is_filled_in_one_pass():

@@ -112,7 +112,7 @@ def cli() -> None:
 # Each module adds its commands to `cli` (they import their heavy libraries inside the command).
 from labeler.cli import golden, retrieval, scoring, team  # noqa: E402,F401
 from labeler.cli import serve, simulate  # noqa: E402,F401
-from labeler.cli import calibrate  # noqa: E402,F401
+from labeler.cli import calibrate, check_judge  # noqa: E402,F401
 from labeler.cli import judge  # noqa: E402,F401
 
 

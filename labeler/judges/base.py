@@ -29,6 +29,11 @@ class JudgePair:
     text: str
     doc_hash: str = ""
 
+    @classmethod
+    def of_document(cls, query_id: str, question: str, document) -> "JudgePair":
+        """The pair of a question and a `labeler.corpus.Document` (its content hash recorded)."""
+        return cls(query_id, question, document.doc_id, document.title, document.text, document.content_hash)
+
 
 @dataclass(frozen=True)
 class MachineGrade:

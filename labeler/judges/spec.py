@@ -94,6 +94,9 @@ class JudgeSpec:
         """`to_dict` with any literal secret masked as "***" (none once validated; for old records)."""
         return mask_declaration(self.to_dict())
 
+    def __hash__(self) -> int:  # params is a read-only mapping, not hashable itself
+        return hash(json.dumps(self.to_dict(), sort_keys=True))
+
     def __repr__(self) -> str:  # the masked form: a repr in a log never carries a header value
         return f"JudgeSpec({self.describe()!r})"
 
