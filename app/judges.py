@@ -35,7 +35,7 @@ from labeler.errors import InputError
 from labeler.evaluation import EvalReport, evaluate_golden
 from labeler.golden import GoldenSet
 from labeler.judge_runs import (
-    CollectionCalibration, JudgeRun, collection_calibration, hole_pairs, judge_pairs, judged_pairs,
+    CollectionCalibration, JudgeRun, collection_calibration, hole_pairs, judge_pairs, judged_pairs, require_own_run,
 )
 from labeler.judges import JudgePair, JudgeResult, JudgeSpec, judge_spec_from_dict, make_judge, parse_judge_spec
 from labeler.progress import Progress
@@ -249,8 +249,8 @@ class JudgedEvaluation:
 
 
 def saved_ranking(store: Store, run_id: int) -> dict[str, dict[str, float]]:
-    """A saved run's top 10 per question, as kept."""
-    record = store.load_run(run_id)
+    """A saved run's top 10 per question, as kept (a run of the store's collection)."""
+    record = require_own_run(store, run_id)
     return {q: {d["doc_id"]: float(d["score"] if d.get("score") is not None else 0.0) for d in row.get("top_k", ())}
             for q, row in record.per_query.items()}
 

@@ -61,15 +61,22 @@ class JudgeRun:
                 f"{len(self.failures)} failed, {len(self.missing)} not in the corpus")
 
 
+def require_own_run(store: GradeStore, run_id: int) -> Any:
+    """The saved run; an InputError when a store bound to a collection is given a run of another."""
+    run = store.load_run(run_id)
+    bound = getattr(store, "collection", None)
+    if bound is not None and run.collection != bound:
+        raise InputError(f"run #{run_id} is a run of collection {run.collection!r}, not of {bound!r}",
+                         hint="pick a run of this collection (see its Evaluate page's history).")
+    return run
+
+
 def hole_pairs(store: GradeStore, run_id: int, corpus: Corpus, *, k: int = HOLE_DEPTH,
                limit: int | None = None) -> tuple[list[JudgePair], list[tuple[str, str]]]:
     """The run's holes (its top-k documents nobody judged), in question then rank order, as pairs to
     grade (at most `limit`); and the holes the corpus does not hold (no text to show a judge). A store
     bound to a collection refuses a run of another collection."""
-    bound = getattr(store, "collection", None)
-    if bound is not None and (run := store.load_run(run_id)).collection != bound:
-        raise InputError(f"run #{run_id} is a run of collection {run.collection!r}, not of {bound!r}",
-                         hint="pick a run of this collection (see its Evaluate page's history).")
+    require_own_run(store, run_id)
     holes = find_holes(store, run_id, k)
     questions = {q.question.query_id: q.question.question for q in store.list_questions()}
     pairs, missing = [], []

@@ -153,3 +153,18 @@ def test_only_admins_declare_judges_and_a_team_judge_calls_only_listed_hosts(sto
     monkeypatch.setenv("LABELER_SYSTEM_HOSTS", "10.0.0.1:8000")
     assert J.declare_judge(store, Actor("boss", Role.ADMIN, team=True), text) == "x"
     assert store.judge_specs()["x"]["url"] == "http://10.0.0.1:8000/v1"
+
+
+def test_grading_with_a_judge_needs_the_right_to_run_evaluations_and_a_run_of_the_collection(store):
+    from labeler.corpus import load_corpus
+    from conftest import SAMPLE
+    from storage import CollectionStore
+
+    run_id = _collection(store, {"good": _agrees})
+    store.add_question("Elsewhere?", collection="other")
+    before = snapshot(store)
+    with pytest.raises(AccessDenied):
+        J.judge_holes(store, Actor("v", Role.VIEWER, team=True), "good", run_id, load_corpus(SAMPLE))
+    with pytest.raises(LabelerError, match="is a run of collection 'default', not of 'other'"):
+        J.evaluate_with_judge(CollectionStore(store, "other"), ANNOTATOR, run_id, "good", bootstrap=0)
+    assert snapshot(store) == before

@@ -3,11 +3,14 @@ people (calibration, confusion matrix), whether it passes the team's bars, grade
 and a run's numbers with and without its grades. Wiring only: app.judges does the work."""
 from __future__ import annotations
 
+import json
+
 import pandas as pd
 import streamlit as st
 
 from app import evaluate as ev
 from app import judges as J
+from app.access import Can
 from views._common import actor, guard
 from views._judges import bars_section, calibration_section, declare_section, evaluation_section
 from views._loaders import saved_runs, workspace
@@ -39,7 +42,8 @@ def _grade(run: int | None, limit: int) -> None:
 
 saved = saved_runs(s)
 run_id = None
-if st.button("Grade the pairs people graded", key="judge-judged",
+grading = me.can(Can.RUN_EVALUATION)
+if st.button("Grade the pairs people graded", key="judge-judged", disabled=not grading,
              help="What the calibration rests on: the judge grades the pairs the team graded."):
     _grade(None, 100_000)
 if saved:
@@ -49,7 +53,7 @@ if saved:
     run_id = r1.selectbox("Run", ids, index=ids.index(int(asked)) if asked.isdigit() and int(asked) in ids else 0,
                           key="judge_run", format_func={r.run_id: ev.run_label(r) for r in saved}.get)
     limit = r2.number_input("At most", 1, 100_000, 100, key="judge_limit", help="Pairs to grade in this go.")
-    if r3.button("Judge the holes", key="judge-holes", type="primary"):
+    if r3.button("Judge the holes", key="judge-holes", type="primary", disabled=not grading):
         _grade(run_id, int(limit))
 else:
     st.info("Save a run on the Evaluate page to grade its holes with this judge.")
@@ -61,19 +65,20 @@ if counts:
                                 "questions": c.questions} for c in counts]), hide_index=True, key="grade_counts")
 
 
-# Machine grades and the bars do not bump the collection's revision: both are part of the key.
+# Machine grades, the bars and the judge's declaration do not bump the collection's revision: all are in the key.
 @st.cache_resource(show_spinner="Calibrating…", max_entries=16)
-def _calibration(url: str, judge: str, revision: int, n_grades: int, bars: str):
+def _calibration(url: str, judge: str, spec: str, revision: int, n_grades: int, bars: str):
     return J.collection_calibration(s, J.saved_judge(s, judge))
 
 
 @st.cache_resource(show_spinner="Scoring…", max_entries=16)
-def _judged(url: str, judge: str, revision: int, n_grades: int, bars: str, run: int):
+def _judged(url: str, judge: str, spec: str, revision: int, n_grades: int, bars: str, run: int):
     return J.evaluate_with_judge(s, me, run, judge)
 
 
 bars = guard(J.judge_bars, s)
-key = (s.cache_key, name, guard(s.revision), sum(c.grades for c in counts if c.judge == name), repr(sorted(bars.items())))
+key = (s.cache_key, name, json.dumps(guard(J.saved_judge, s, name).to_dict(), sort_keys=True), guard(s.revision),
+       sum(c.grades for c in counts if c.judge == name), json.dumps(bars, sort_keys=True))
 st.subheader(f"Calibration of {inert(name)}", anchor=False)
 cal = guard(_calibration, *key)
 calibration_section(cal, J.gate(cal, bars))
