@@ -33,13 +33,14 @@ from app.systems import allowed_env, check_host, endpoint_hosts
 from labeler.corpus import Corpus
 from labeler.errors import InputError
 from labeler.evaluation import EvalReport, evaluate_golden
-from labeler.golden import GoldenSet
+from labeler.golden import GoldenSet, golden_fingerprint
 from labeler.judge_runs import (
     CollectionCalibration, JudgeRun, collection_calibration, hole_pairs, judge_pairs, judged_pairs, require_own_run,
 )
 from labeler.judges import JudgePair, JudgeResult, JudgeSpec, judge_spec_from_dict, make_judge, parse_judge_spec
 from labeler.progress import Progress
 from storage import Store
+from storage.records import RunRecord
 from storage.team_settings import DEFAULT_SETTINGS
 
 APP_KINDS = ("openai", "embedding")  # python (runs code) and file (reads the server's files): CLI only
@@ -223,6 +224,7 @@ class JudgedEvaluation:
     filled: EvalReport | None  # None: the judge is below the bars
     filled_pairs: int  # machine grades used to fill holes
     judged: Mapping[int, Mapping[str, float]]  # k -> {"human": share, "machine": share} of the top k
+    golden_hash: str = ""  # of the golden set the filled numbers were scored against
 
     @property
     def report(self) -> EvalReport:
@@ -301,7 +303,26 @@ def evaluate_with_judge(store: Store, actor: Actor, run_id: int, name: str, *, b
     if verdict.passes:
         filled, n = fill_holes(golden, cal.machine)
         filled_report = evaluate_golden(filled, run, MEASURES)
-    return JudgedEvaluation(run_id, cal, verdict, bars, human, filled_report, n, judged_split(human, golden, filled))
+    return JudgedEvaluation(run_id, cal, verdict, bars, human, filled_report, n, judged_split(human, golden, filled),
+                            golden_fingerprint(filled) if filled is not None else "")
+
+
+def save_judged(store: Store, actor: Actor, judged: JudgedEvaluation) -> RunRecord:
+    """Save a judged evaluation's filled numbers as a run of their own (named after the run and the judge),
+    with what they rest on under settings["machine"]; refused for a judge below the bars (nothing to save:
+    its numbers are the run's own)."""
+    actor.require(Can.RUN_EVALUATION)
+    if judged.filled is None:
+        raise InputError(f"judge {judged.calibration.judge!r} is below the team's bars: its grades change no number",
+                         hint="the run's numbers are its human-only ones; nothing to save.")
+    source = require_own_run(store, judged.run_id)
+    data = judged.filled.to_dict()
+    per_query = data.pop("per_query")
+    data["settings"] = {**data["settings"], "machine": judged.record()}
+    return store.save_run(source.config, summary=data, per_query=per_query, golden_hash=judged.golden_hash,
+                          corpus_fingerprint=source.corpus_fingerprint, config_hash=source.config_hash,
+                          name=f"{source.name or '#' + str(source.run_id)} + judge {judged.calibration.judge}",
+                          by=actor.name, corpus_path=source.corpus_path)
 
 
 def confusion_rows(cal: CollectionCalibration) -> list[dict[str, int]]:

@@ -168,3 +168,24 @@ def test_grading_with_a_judge_needs_the_right_to_run_evaluations_and_a_run_of_th
     with pytest.raises(LabelerError, match="is a run of collection 'default', not of 'other'"):
         J.evaluate_with_judge(CollectionStore(store, "other"), ANNOTATOR, run_id, "good", bootstrap=0)
     assert snapshot(store) == before
+
+
+def test_a_judged_evaluation_saves_as_a_run_that_records_its_judge_and_calibration(store):
+    from labeler.runs import report_of
+
+    run_id = _collection(store, {"good": _agrees, "bad": _disagrees})
+    bad = J.evaluate_with_judge(store, ANNOTATOR, run_id, "bad", bootstrap=50)
+    before = snapshot(store)
+    with pytest.raises(LabelerError, match="below the team's bars"):
+        J.save_judged(store, ANNOTATOR, bad)
+    assert snapshot(store) == before
+    judged = J.evaluate_with_judge(store, ANNOTATOR, run_id, "good", bootstrap=50)
+    saved = J.save_judged(store, ANNOTATOR, judged)
+    assert saved.name == f"#{run_id} + judge good" and saved.created_by == "ann"
+    assert dict(report_of(saved).metrics) == dict(judged.filled.metrics)
+    machine = saved.summary["settings"]["machine"]
+    assert machine["calibration"]["judge"] == "good" and machine["calibration"]["fingerprint"] == \
+        judged.calibration.fingerprint
+    assert machine["calibration"]["confusion"] == [list(r) for r in judged.calibration.calibration.confusion]
+    assert machine["gate"] == {"passes": True, "reasons": []} and machine["filled_pairs"] == N_QUESTIONS * N_HOLES
+    assert [r.run_id for r in store.list_runs()] == [saved.run_id, run_id]

@@ -52,5 +52,14 @@ def test_judges_page_declares_tests_saves_grades_and_shows_the_confusion_matrix(
         assert list(counts["judge"]) == ["rule"] and int(counts["grades"][0]) == len(human) + N_QUESTIONS * N_HOLES
         assert len(open_store().machine_grades(judge="rule")) == len(human) + N_QUESTIONS * N_HOLES
         assert list(_frame(at, "human only")["metric"])[:2] == ["recall@1", "recall@3"]
+        # bars the admin lowers let it fill the holes: both numbers show, and the filled ones save as a run
+        at.number_input(key="bar_kappa").set_value(-1.0)
+        at.button(key="FormSubmitter:judge_bars_form-Save the bars").click().run()
+        assert not at.exception, at.exception
+        assert any(m.startswith("passes the team's bars") for m in texts(at.success)), texts(at.warning)
+        assert _frame(at, "human + machine")["human + machine"].notna().all()
+        at.button(key="judged-save").click().run()
+        assert any(f"Saved as run #{run_id + 1}" in m for m in texts(at.success)), texts(at.error)
+        assert open_store().load_run(run_id + 1).summary["settings"]["machine"]["calibration"]["judge"] == "rule"
     assert sorted((j.query_id, j.doc_id, j.grade, j.annotator) for j in open_store().judgments()) == people
     assert at.selectbox(key="judge_run").value == run_id

@@ -107,11 +107,16 @@ def calibration_section(cal, verdict) -> None:
     (st.success if verdict.passes else st.warning)(inert(verdict.line))
 
 
-def evaluation_section(judged) -> None:
-    """A run's numbers with people's grades beside the filled ones, and judged@k split."""
+def evaluation_section(s: Store, me: Actor, judged) -> None:
+    """A run's numbers with people's grades beside the filled ones, and judged@k split; the filled numbers
+    saved as a run of their own."""
     st.dataframe(frame := pd.DataFrame(judged.rows()), hide_index=True, key="judged_metrics",
                  column_config=score_columns(frame))
     st.dataframe(frame := pd.DataFrame(judged.judged_rows()), hide_index=True, key="judged_split",
                  column_config=score_columns(frame))
     with st.expander("What this evaluation rests on (judge, calibration, bars)"):
         st.json(judged.record())
+    if judged.filled is not None and st.button("Save the filled numbers as a run", key="judged-save",
+                                               disabled=not me.can(Can.RUN_EVALUATION)):
+        saved = guard(J.save_judged, s, me, judged)
+        st.success(f"Saved as run #{saved.run_id} ({inert(saved.name)}): compare it with the human-only run.")

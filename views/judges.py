@@ -84,4 +84,4 @@ cal = guard(_calibration, *key)
 calibration_section(cal, J.gate(cal, bars))
 if run_id is not None:
     st.subheader(f"Run #{run_id} with and without {inert(name)}'s grades", anchor=False)
-    evaluation_section(guard(_judged, *key, run_id))
+    evaluation_section(s, me, guard(_judged, *key, run_id))
