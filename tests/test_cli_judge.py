@@ -182,3 +182,36 @@ def test_cli_judge_bad_input_is_one_line_exit_2_and_changes_nothing(labelled, tm
     assert message in result.output and "Hint:" in result.output
     assert len(result.output.strip().splitlines()) == 1
     assert snapshot(db) == before
+
+
+def test_cli_calibrate_a_collection_against_a_judge_saved_by_name(labelled, tmp_path):
+    import json
+
+    from sklearn.metrics import cohen_kappa_score
+
+    db, run, _ = labelled
+    with rule_server() as server:
+        spec = read_judge_spec(_declaration(tmp_path, server, name="saved-rule"))
+        with open_store(db) as s:
+            s.save_judge(spec.name, spec.to_dict(), by="boss")
+        assert _judge(db, "--judge", "saved-rule", "--judged").exit_code == 0
+    result = CliRunner().invoke(cli, ["calibrate", "default", "--judge", "saved-rule", "--db", str(db), "--json",
+                                      "--bootstrap", "0"])
+    assert result.exit_code == 0, result.output
+    got = json.loads(result.output)
+    with open_store(db) as s:
+        golden = s.export_golden()
+        machine = {(g.query_id, g.doc_id): g.grade for g in s.machine_grades(judge="saved-rule")}
+    human = {(q.query_id, d): g for q in golden.queries if not q.unanswerable for d, g in q.relevance.items()}
+    pairs = sorted(human)
+    assert got["pairs"] == len(pairs) == len(machine)
+    assert got["kappa"] == pytest.approx(cohen_kappa_score([human[p] for p in pairs], [machine[p] for p in pairs]))
+    # a file judge against the collection's people reads the same as ever; an unknown collection is one line
+    qrels = tmp_path / "judge.qrels"
+    qrels.write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in machine.items()))
+    by_file = CliRunner().invoke(cli, ["calibrate", "default", "--judge", str(qrels), "--db", str(db), "--json",
+                                       "--bootstrap", "0"])
+    assert json.loads(by_file.output)["kappa"] == got["kappa"]
+    missing = CliRunner().invoke(cli, ["calibrate", "nowhere", "--judge", "saved-rule", "--db", str(db)])
+    assert missing.exit_code == 2 and "neither a golden file nor a collection" in missing.output
+    assert "Hint:" in missing.output and len(missing.output.strip().splitlines()) == 1

@@ -1,6 +1,7 @@
 """`labeler judge COLLECTION --judge NAME_OR_FILE --holes-from RUN [--limit N]`: a machine judge grades
 a saved run's holes (the use case of labeler.judge_runs, which the Judges page runs too); with
-`--judged` instead, the pairs people graded, so that its calibration has pairs to rest on.
+`--judged` instead, the pairs people graded, so that its calibration has pairs to rest on. Also what
+`labeler calibrate` reads when its GOLDEN is a collection and its judge a saved one (`stored_pairs`).
 
 The grades go to the machine-grade table, never to the judgments: a pair is graded once per judge,
 prompt and content, so a run stopped half-way (Ctrl-C, a crash) and started again grades only
@@ -8,6 +9,7 @@ what is left. A pair the judge failed on is listed (and graded on the next run),
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -32,6 +34,43 @@ def judge_spec(store, value: str):
                          hint=f"saved judges: {', '.join(sorted(saved)) or '(none yet)'}; declare one on the Judges "
                               "page, or pass a declaration file.")
     return judge_spec_from_dict(saved[value], source=f"saved judge {value!r}")
+
+
+@dataclass(frozen=True)
+class StoredPairs:
+    """What `labeler calibrate` reads from the database: people's grades of a collection and, for a judge
+    saved by name, its current grades there (None: the judge is a file, read as before)."""
+
+    human: dict[tuple[str, str], int]
+    judge: str | None = None
+    machine: dict[tuple[str, str], int] | None = None
+
+
+def stored_pairs(golden: Path, judge: Path, db_url: str | None) -> StoredPairs | None:
+    """For `labeler calibrate GOLDEN --judge NAME_OR_FILE`: None when GOLDEN is a golden file (the files'
+    path, unchanged). Otherwise GOLDEN names a collection: its people's grades (the golden set's
+    `relevance`), and a judge that is not a file is a saved judge whose current (non-stale) grades there
+    are read, its name and prompt as `labeler judge` recorded them."""
+    from labeler.judge_runs import human_pairs, machine_pairs
+    from storage import CollectionStore, normalize_db_url, open_store
+
+    if golden.exists():
+        return None
+    url = normalize_db_url(db_url)
+    if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).exists():
+        raise InputError(f"{golden} is neither a golden file nor a collection (there is no database here yet)",
+                         path=str(golden), hint="give a golden JSONL file, or a collection name with --db.")
+    with open_store(url) as opened:
+        if opened.get_collection(str(golden)) is None:
+            raise InputError(f"{golden} is neither a golden file nor a collection of the database",
+                             path=str(golden), hint="give a golden JSONL file, or a collection name (see --db).")
+        store = CollectionStore(opened, str(golden))
+        human = human_pairs(store.export_golden())
+        if judge.is_file():
+            return StoredPairs(human)
+        spec = judge_spec(opened, str(judge))
+        return StoredPairs(human, spec.name,
+                           machine_pairs(store.machine_grades(judge=spec.name, prompt_hash=spec.prompt_hash)))
 
 
 def run_id_of(value: str) -> int:
