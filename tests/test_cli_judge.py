@@ -147,12 +147,17 @@ def _grades(db):
         return s.machine_grades()
 
 
+def _save_judge(db, tmp_path, server) -> None:
+    """The rule server's judge saved in the database as "saved-rule" (as the Judges page saves one)."""
+    spec = read_judge_spec(_declaration(tmp_path, server, name="saved-rule"))
+    with open_store(db) as s:
+        s.save_judge(spec.name, spec.to_dict(), by="boss")
+
+
 def test_cli_judge_finds_a_judge_saved_by_name(labelled, tmp_path):
     db, run, _ = labelled
     with rule_server() as server:
-        spec = read_judge_spec(_declaration(tmp_path, server, name="saved-rule"))
-        with open_store(db) as s:
-            s.save_judge(spec.name, spec.to_dict(), by="boss")
+        _save_judge(db, tmp_path, server)
         result = _judge(db, "--judge", "saved-rule", "--holes-from", str(run), "--limit", "2")
     assert result.exit_code == 0, result.output
     assert "judge saved-rule: 2 pairs graded" in result.output
@@ -191,9 +196,7 @@ def test_cli_calibrate_a_collection_against_a_judge_saved_by_name(labelled, tmp_
 
     db, run, _ = labelled
     with rule_server() as server:
-        spec = read_judge_spec(_declaration(tmp_path, server, name="saved-rule"))
-        with open_store(db) as s:
-            s.save_judge(spec.name, spec.to_dict(), by="boss")
+        _save_judge(db, tmp_path, server)
         assert _judge(db, "--judge", "saved-rule", "--judged").exit_code == 0
     result = CliRunner().invoke(cli, ["calibrate", "default", "--judge", "saved-rule", "--db", str(db), "--json",
                                       "--bootstrap", "0"])
