@@ -99,3 +99,15 @@ def test_calibrate_one_run_is_refused(tmp_path):
     result = CliRunner().invoke(cli, ["calibrate", str(tmp_path / "golden.jsonl"), "--judge",
                                       str(tmp_path / "judge.qrels"), "--runs", str(tmp_path / "r0.trec")])
     assert result.exit_code == 2 and "at least two runs" in result.output
+
+
+def test_calibrate_reads_a_file_judge_declaration(tmp_path):
+    human, machine, _ = write_case(tmp_path, n_runs=0)
+    (tmp_path / "umbrela.toml").write_text('kind = "file"\npath = "judge.qrels"\n')  # relative to the declaration
+    runner = CliRunner()
+    args = ["calibrate", str(tmp_path / "golden.jsonl"), "--judge", str(tmp_path / "umbrela.toml"), "--bootstrap", "0"]
+    result = runner.invoke(cli, args)
+    assert result.exit_code == 0 and result.output.startswith("judge umbrela against")
+    (tmp_path / "llm.toml").write_text('kind = "openai"\nmodel = "m"\nurl = "http://127.0.0.1:9/v1"\n')
+    result = runner.invoke(cli, args[:3] + [str(tmp_path / "llm.toml")])
+    assert result.exit_code == 2 and "calibrate reads grades already made" in result.output

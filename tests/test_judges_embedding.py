@@ -61,3 +61,16 @@ def test_embedding_judge_without_thresholds_says_how_to_get_them():
     judge = make_judge(judge_spec_from_dict({"name": "cos", "kind": "embedding"}), embedder=TinyEncoder())
     with pytest.raises(ConfigError, match="no thresholds"):
         list(judge.judge([JudgePair("q", "fleas", "a", "", "x")]))
+
+
+def test_embedding_judge_with_the_packaged_model_offline():
+    """The real MiniLM (packaged, no network): a document on the question's topic scores a higher
+    cosine, so a higher grade, than one about something else."""
+    judge = make_judge(judge_spec_from_dict({"name": "minilm", "kind": "embedding", "thresholds": [0.2, 0.4, 0.6]}))
+    pairs = [JudgePair("q", "How do fleas reproduce?", "on", "Flea life cycle",
+                       "Adult fleas lay eggs on the host; larvae hatch and spin cocoons."),
+             JudgePair("q", "How do fleas reproduce?", "off", "Tax forms", "File your quarterly VAT return online.")]
+    cosines = judge.cosines(pairs)
+    assert cosines[0] > 0.4 > 0.2 > cosines[1]
+    grades = {r.doc_id: r.grade for r in judge.judge(pairs)}
+    assert grades["on"] >= 2 and grades["off"] == 0

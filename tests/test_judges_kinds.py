@@ -97,3 +97,11 @@ def test_judge_pair_of_document_carries_its_content_hash():
     doc = Document("d1", "Fleas", "fleas breed")
     pair = JudgePair.of_document("q1", "fleas", doc)
     assert (pair.doc_id, pair.title, pair.text, pair.doc_hash) == ("d1", "Fleas", "fleas breed", doc.content_hash)
+
+
+def test_read_judgments_takes_golden_style_lines():
+    got = read_judgments(lines({"query_id": "q1", "question": "fleas", "relevance": {"d1": 3, "d2": 0}, "judge": "j"},
+                               {"query_id": "q2", "relevance": {"d3": 1}}))
+    assert got.grades() == {("q1", "d1"): 3, ("q1", "d2"): 0, ("q2", "d3"): 1}
+    with pytest.raises(JudgmentsFormatError, match="grade 5 is not 0-3"):
+        read_judgments(lines({"query_id": "q1", "relevance": {"d1": 5}}))

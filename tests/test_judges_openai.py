@@ -116,14 +116,22 @@ def test_openai_judge_missing_secret_fails_before_sending():
 
 
 def test_openai_judge_keeps_rate_and_concurrency():
+    import threading
+
     with rule_server() as server:
         with make_judge(spec(server, rate=20, concurrency=4)) as judge:
             list(judge.judge(PAIRS * 3))  # 9 requests at 20/s: the last starts >= 8 * 0.05 s after the first
         assert max(server.starts) - min(server.starts) >= 0.38
-        server.delay, server.peak = 0.15, 0
+        server.delay, server.peak = 0.3, 0
         with make_judge(spec(server, concurrency=2)) as judge:
-            results = list(judge.judge(PAIRS * 2))
-        assert server.peak == 2 and len(results) == 6
+            # four callers at once (a page's sessions, say): the judge's own cap holds them to two in flight
+            callers = [threading.Thread(target=judge.judge_one, args=(PAIRS[0],)) for _ in range(4)]
+            t0 = time.monotonic()
+            for c in callers:
+                c.start()
+            for c in callers:
+                c.join()
+        assert server.peak <= 2 and time.monotonic() - t0 >= 0.6  # two waves of 0.3 s
 
 
 def test_openai_judge_refuses_a_host_not_allowed():

@@ -2,7 +2,7 @@
 
 TREC qrels: `query_id 0 doc_id grade` per line (spaces or tabs; blank lines skipped).
 JSONL: one object per line, `{"query_id", "doc_id", "grade", "judge", "model", "rationale",
-"raw"}`; UMBRELA's names are read too (`qid`, `docid`, `judgment`, `reasoning`,
+"raw"}`, or a golden-set line (`{"query_id", "relevance": {doc_id: grade}}`: every grade in it); UMBRELA's names are read too (`qid`, `docid`, `judgment`, `reasoning`,
 `prediction`). UMBRELA's own output carries no ids (only query and passage text): add `qid` and
 `docid` to each record, as its batch input has them. A line with `"result_status": 0` is
 UMBRELA saying it found no grade and fell back to 0: it is that pair's failure, never a 0.
@@ -98,6 +98,20 @@ def _json_line(obj) -> dict | str:
     return out
 
 
+def _json_lines(obj) -> dict | list[dict] | str:
+    """One record, or a golden-style line's records (`{"query_id", "relevance": {doc_id: grade}}`)."""
+    if not isinstance(obj, dict) or "relevance" not in obj:
+        return _json_line(obj)
+    relevance = obj["relevance"]
+    if not isinstance(relevance, dict):
+        return "relevance must map doc ids to grades"
+    rest = {k: v for k, v in obj.items() if k not in ("relevance", "question", "query_type", "unanswerable",
+                                                      "annotators", "notes", "created_at", "updated_at",
+                                                      "corpus_fingerprint")}
+    records = [_json_line({**rest, "doc_id": doc_id, "grade": grade}) for doc_id, grade in relevance.items()]
+    return next((r for r in records if isinstance(r, str)), records)
+
+
 def parse_judgments(lines: Iterable[tuple[int, object]], *, source: str | None = None,
                     judge: str | None = None) -> Judgments:
     """A judge's grades from numbered lines (`split_lines` or `open_lines`); JudgmentsFormatError
@@ -118,11 +132,11 @@ def parse_judgments(lines: Iterable[tuple[int, object]], *, source: str | None =
                                                      "failed": False}
         else:
             [(_, value)] = list(json_values([(number, text)]))
-            row = value.reason if isinstance(value, BadLine) else _json_line(value)
+            row = value.reason if isinstance(value, BadLine) else _json_lines(value)
         if isinstance(row, str):
             problems.append(LineProblem(number, row))
         else:
-            rows.append((number, row))
+            rows.extend((number, r) for r in (row if isinstance(row, list) else [row]))
     names = sorted({r["judge"] for _, r in rows if r.get("judge")})
     if judge is not None:
         rows = [(n, r) for n, r in rows if r.get("judge") in (None, judge)]
