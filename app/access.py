@@ -43,6 +43,7 @@ class Can(StrEnum):
     TEAM_SETTINGS = "change team settings"
     DECLARE_SYSTEMS = "declare search systems (the server sends requests where they say)"
     ADJUDICATE = "adjudicate disagreements (set final grades)"
+    DECLARE_JUDGES = "declare machine judges (the server sends documents where they say)"
 
 
 _VIEWER = frozenset({Can.READ, Can.EXPORT})

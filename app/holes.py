@@ -2,16 +2,23 @@
 
 Every metric counts an unjudged document as not relevant, so a run whose top 10 is mostly
 unjudged looks worse than it is (judged@k says how much). These are exactly the judgments that
-would firm its numbers up: the Label page shows them first, marked with the run's rank.
+would firm its numbers up: the Label page shows them first, marked with the run's rank, and a
+machine judge can grade them (`labeler judge --holes-from`, the Evaluate page's button).
 """
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-from labeler_storage import Store
+from typing import Any, Protocol
 
 HOLE_DEPTH = 10  # the top k searched for holes (a saved run keeps its top 10 per question)
+
+
+class RunStore(Protocol):
+    """What finding holes needs of a store (storage.Store satisfies it)."""
+
+    def load_run(self, run_id: int) -> Any: ...
+    def list_questions(self) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -47,7 +54,7 @@ class Holes:
         return dict(self.by_question.get(query_id, ()))
 
 
-def find_holes(store: Store, run_id: int, k: int = HOLE_DEPTH) -> Holes:
+def find_holes(store: RunStore, run_id: int, k: int = HOLE_DEPTH) -> Holes:
     """The run's top-k documents (as saved) that no one has judged on their question since."""
     record = store.load_run(run_id)
     judged = {s.question.query_id: {j.doc_id for j in s.judgments} for s in store.list_questions()}

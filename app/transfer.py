@@ -36,7 +36,7 @@ class GoldenStore(Protocol):
                       on_conflict: str | None = None) -> Any: ...
     def plan_import(self, golden: GoldenSet, *, collection: str = ...) -> Any: ...
     def export_golden(self, *, collection: str = ..., complete_only: bool = False,
-                      mark_stale: bool = False) -> GoldenSet: ...
+                      mark_stale: bool = False, with_machine: bool = False) -> GoldenSet: ...
 
 
 @dataclass(frozen=True)
@@ -116,10 +116,12 @@ _SERIALIZE = {"jsonl": lambda g: serialize_golden_jsonl(g).encode("utf-8"),
 
 
 def golden_to_export(store: GoldenStore, *, collection: str | None = None,
-                     complete_only: bool = False, mark_stale: bool = False) -> GoldenSet:
+                     complete_only: bool = False, mark_stale: bool = False, with_machine: bool = False) -> GoldenSet:
     """The collection's golden set, consensus beside each annotator's grades (mark_stale: with each
-    question's stale documents); an InputError when it has no question."""
-    golden = store.export_golden(complete_only=complete_only, mark_stale=mark_stale, **_in(collection))
+    question's stale documents; with_machine: with its machine grades, under their own field); an
+    InputError when it has no question."""
+    golden = store.export_golden(complete_only=complete_only, mark_stale=mark_stale, with_machine=with_machine,
+                                 **_in(collection))
     if not golden.queries:
         name = collection or getattr(store, "collection", DEFAULT_COLLECTION)
         raise InputError(f"collection {name!r} has no questions to export",

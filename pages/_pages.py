@@ -34,5 +34,6 @@ PAGES = (
     PageSpec(page_path("evaluate"), "Evaluate", ":material/query_stats:"),
     PageSpec(page_path("compare"), "Compare runs", ":material/compare_arrows:"),
     PageSpec(page_path("adjudicate"), "Adjudicate", ":material/gavel:"),
+    PageSpec(page_path("judges"), "Judges", ":material/smart_toy:"),
     PageSpec(page_path("team"), "Team", ":material/group:", admin_only=True),
 )

@@ -94,6 +94,8 @@ if holes.n_holes:
                 "relevant. Judging them makes its numbers firmer.")
     st.page_link(page_path("label"), label=f"Judge the holes: {holes.text}", icon=":material/rule:",
                  query_params={HOLES_PARAM: str(run_id), Keys.QUESTION: holes.first_question()})
+    st.page_link(page_path("judges"), label="Grade the holes with a machine judge", icon=":material/smart_toy:",
+                 query_params={"run": str(run_id)})
 
 st.subheader("History", anchor=False)
 st.dataframe(frame := pd.DataFrame(ev.history_rows(saved)), hide_index=True, key="history_table",

@@ -25,7 +25,7 @@ from labeler.errors import ImportConflictError, InputError
 from labeler.golden import GoldenQuery, GoldenSet
 from labeler.status import status_of
 from labeler_storage import schema as S
-from labeler_storage import versions, votes
+from labeler_storage import machine_grades, versions, votes
 from labeler_storage.adjudication import adjudications
 from labeler_storage.checks import check_id, check_stored_grade, chunks
 from labeler_storage.clock import now_iso
@@ -41,14 +41,17 @@ from labeler_storage.questions import (
 from labeler_storage.records import IMPORT_ANNOTATOR, ImportPlan, ImportSummary
 
 
-def export_golden(conn: Connection, *, collection: str, complete_only: bool, mark_stale: bool = False) -> GoldenSet:
+def export_golden(conn: Connection, *, collection: str, complete_only: bool, mark_stale: bool = False,
+                  with_machine: bool = False) -> GoldenSet:
     """The collection's golden set: consensus `relevance` (adjudicated grades outweigh it) beside
     everything an import needs to reproduce the collection exactly: each annotator's grades
     (`annotations`), the content hash of each judged document (`doc_hashes`, the latest grade's;
     `annotation_hashes` where one annotator's grade was given against other content), their notes
     (`annotation_notes`), votes,
     adjudications and the replaced grades (`grade_history`). complete_only: done or unanswerable
-    questions only; mark_stale: each question's documents whose judgments are stale (`stale_docs`)."""
+    questions only; mark_stale: each question's documents whose judgments are stale (`stale_docs`);
+    with_machine: each question's machine grades with their provenance under their own field
+    (MACHINE_FIELD), never in `relevance`."""
     coll = collection_row(conn, collection)
     cid = collection_id(conn, collection)
     rows = conn.execute(question_query().where(S.questions.c.collection_id == cid).order_by(S.questions.c.id)).all()
@@ -75,6 +78,7 @@ def export_golden(conn: Connection, *, collection: str, complete_only: bool, mar
     for sj in versions.stale_judgments(conn, cid) if mark_stale else ():
         stale.setdefault(sj.query_id, set()).add(sj.doc_id)
     history = _history(conn, cid)
+    machine = machine_grades.by_question(conn, cid) if with_machine else {}
     out = []
     for q in questions:
         grades = qrels.get(q.query_id, {})
@@ -108,6 +112,8 @@ def export_golden(conn: Connection, *, collection: str, complete_only: bool, mar
             extra[VOTES] = dict(sorted(said.items()))
         if replaced := history.get(q.query_id):
             extra[HISTORY] = replaced
+        if graded := machine.get(q.query_id):
+            extra[machine_grades.MACHINE_FIELD] = graded
         out.append(replace(golden, extra=extra))
     return GoldenSet(tuple(out))
 
@@ -130,6 +136,7 @@ def check_importable(golden: GoldenSet) -> None:
             check_id(doc_id, f"doc id of question {g.query_id!r}")
             check_stored_grade(grade, f"question {g.query_id!r}, document {doc_id!r}")
         check_full_fields(g)
+        machine_grades.check_machine_field(g)
     conflicts = [q.query_id for q in golden.queries if q.unanswerable and any(g >= 1 for g in q.relevance.values())]
     if conflicts:
         raise InputError(f"questions marked unanswerable but with relevant documents: {', '.join(conflicts[:5])}",
@@ -205,6 +212,7 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
         done += len(batch)
         if progress is not None:
             progress(done, len(todo))
+    machine_grades.import_golden_grades(conn, cid, [*todo, *(by_id[qid] for qid in found.identical)])
     bump_revision(conn, cid, None)  # last: every question, the ones just inserted too, is touched
     return ImportSummary(collection, len(golden.queries), len(inserts) + len(renamed), len(replaced), n_judgments,
                          sum(1 for g in todo if g.unanswerable), len(found.identical),
@@ -214,7 +222,7 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
 # Written by export from the database (grades, votes, adjudications, hashes, history, stale marks),
 # so not kept as unknown fields.
 DERIVED_FIELDS = (DOC_HASHES_FIELD, "stale_docs", ANNOTATIONS, VOTES, ADJUDICATED, ANNOTATION_HASHES,
-                  ANNOTATION_NOTES, HISTORY)
+                  ANNOTATION_NOTES, HISTORY, machine_grades.MACHINE_FIELD)
 REPLACED_FIELD = "replaced_versions"  # what a replacing import replaced: the old text, type, notes, when and by whom
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import json
-from datetime import datetime, timezone
 from typing import Any
 
 import sqlalchemy as sa
@@ -270,4 +269,36 @@ adjudications = sa.Table(
     sa.Column("note", sa.Text, nullable=False, server_default=""),
     sa.Column("by", sa.Text, nullable=False),
     sa.Column("at", sa.Text, nullable=False),
+)
+
+# v15: machine judges (labeler_storage.machine_grades). A machine grade is never a judgment: it lives here,
+# with what made it (judge, model, prompt hash, parameters) and the content hash of the document it
+# graded, so a pair is graded once per judge, prompt and content, and an edit makes the grade stale.
+machine_grades = sa.Table(
+    "machine_grades", SCHEMA,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("doc_id", sa.Text, nullable=False),
+    sa.Column("grade", sa.Integer, nullable=False),  # 0-3
+    sa.Column("judge", sa.Text, nullable=False),
+    sa.Column("model", sa.Text, nullable=False, server_default=""),
+    sa.Column("prompt_hash", sa.Text, nullable=False, server_default=""),
+    sa.Column("params", JSONText, nullable=False, server_default="{}"),
+    sa.Column("doc_hash", sa.Text, nullable=False, server_default=""),  # "": the content was not known
+    sa.Column("raw", sa.Text, nullable=False, server_default=""),  # the judge's answer as received
+    sa.Column("rationale", sa.Text),
+    sa.Column("at", sa.Text, nullable=False),
+    sa.UniqueConstraint("question_id", "doc_id", "judge", "prompt_hash", "doc_hash", name="uq_machine_grades_pair"),
+    sa.Index("ix_machine_grades_judge", "judge"),
+)
+
+# v15: judges saved by name: the declaration as data (secrets only as environment-variable references).
+judges = sa.Table(
+    "judges", SCHEMA,
+    sa.Column("name", sa.Text, primary_key=True),
+    sa.Column("spec", JSONText, nullable=False),
+    sa.Column("created_at", sa.Text, nullable=False),
+    sa.Column("created_by", sa.Text, nullable=False, server_default=""),
+    sa.Column("updated_at", sa.Text, nullable=False),
+    sa.Column("updated_by", sa.Text, nullable=False, server_default=""),
 )

@@ -34,6 +34,7 @@ from labeler_storage import schema as S
 from labeler_storage.accounts import Accounts
 from labeler_storage.clock import Clock
 from labeler_storage.engine import Database, default_db_url, normalize_db_url
+from labeler_storage.machine_grades import MachineGradeStore
 from labeler_storage.records import (
     DEFAULT_COLLECTION, IMPORT_ANNOTATOR, Collection, GradeEvent, ImportPlan, ImportSummary, Judgment, Question,
     QuestionStatus, QuestionSummary, RunRecord, RunSummary,
@@ -58,7 +59,7 @@ def open_store(url: str | Path | None = None, *, synchronous: str = "FULL") -> "
     return store
 
 
-class Store(WorkQueueStore):
+class Store(MachineGradeStore, WorkQueueStore):
     """Repository over one database; safe to share between threads (st.cache_resource)."""
 
     def __init__(self, url: str, *, synchronous: str = "FULL") -> None:
@@ -318,12 +319,13 @@ class Store(WorkQueueStore):
     # ---- golden sets
 
     def export_golden(self, *, collection: str = DEFAULT_COLLECTION, complete_only: bool = False,
-                      mark_stale: bool = False) -> GoldenSet:
+                      mark_stale: bool = False, with_machine: bool = False) -> GoldenSet:
         """The collection's golden set with consensus grades and content hashes (complete_only: done or
-        unanswerable only; mark_stale: list each question's stale documents as `stale_docs`)."""
+        unanswerable only; mark_stale: list each question's stale documents as `stale_docs`;
+        with_machine: each question's machine grades, apart from `relevance`)."""
         with self._db.read() as conn:
             return golden_io.export_golden(conn, collection=collection, complete_only=complete_only,
-                                           mark_stale=mark_stale)
+                                           mark_stale=mark_stale, with_machine=with_machine)
 
     def import_golden(self, golden: GoldenSet, *, collection: str = DEFAULT_COLLECTION,
                       corpus_path: str | None = None, corpus_fingerprint: str | None = None,

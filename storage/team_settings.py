@@ -19,7 +19,13 @@ DEFAULT_SETTINGS: Mapping[str, Any] = {
     "systems": {},  # saved search systems: name -> declaration (labeler_app.systems checks them; no secret inside)
     "overlap": 1,  # independent judgments wanted per question (the work queue, labeler_storage.work_queue)
     "blind": None,  # hide others' grades until I finish a question; None: on in team mode (labeler_app.label)
+    # when a machine judge's grades may fill holes in a metric (labeler_app.judges.gate): its calibration rests on
+    # min_pairs human pairs at least, binarized kappa (relevant = grade >= 1) >= kappa_binary, and Kendall's
+    # tau between the saved runs' orders >= tau once there are min_runs runs
+    "judge_bars": {"min_pairs": 100, "kappa_binary": 0.4, "tau": 0.9, "min_runs": 4},
 }
+JUDGE_BARS = {"min_pairs": (int, 1, 1_000_000), "kappa_binary": (float, -1.0, 1.0), "tau": (float, -1.0, 1.0),
+              "min_runs": (int, 2, 1000)}
 
 
 def read_settings(conn: Connection) -> dict[str, Any]:
@@ -61,4 +67,22 @@ def check_setting(key: str, value: Any) -> Any:
         if value is not None and not isinstance(value, bool):
             raise InputError(f"blind must be true or false, got {value!r}", hint="true hides others' grades.")
         return value
+    if key == "judge_bars":
+        return check_judge_bars(value)
     raise InputError(f"unknown team setting {key!r}", hint=f"known settings: {', '.join(DEFAULT_SETTINGS)}.")
+
+
+def check_judge_bars(value: Any) -> dict[str, Any]:
+    """The machine-judge bars, every one given and in range (kappa and tau between -1 and 1)."""
+    if not isinstance(value, dict) or set(value) != set(JUDGE_BARS):
+        raise InputError(f"judge_bars must give {', '.join(JUDGE_BARS)}, got {value!r}",
+                         hint="e.g. min_pairs 100, kappa_binary 0.4, tau 0.9, min_runs 4.")
+    out = {}
+    for name, (kind, low, high) in JUDGE_BARS.items():
+        v = value[name]
+        ok = not isinstance(v, bool) and (isinstance(v, int) if kind is int else isinstance(v, (int, float)))
+        if not ok or not low <= v <= high:
+            raise InputError(f"judge bar {name} must be {'a whole number' if kind is int else 'a number'} from {low} "
+                             f"to {high}, got {v!r}", hint="e.g. min_pairs 100, kappa_binary 0.4, tau 0.9, min_runs 4.")
+        out[name] = kind(v)
+    return out

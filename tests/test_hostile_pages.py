@@ -10,6 +10,7 @@ tests/test_browser_hostile.py.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -54,6 +55,7 @@ VOTER = ":red[voter]$x$@example.org"
 RUN_A = f"run-a<img/src=x/onerror=parent.__xss='run'>![r]({LOOPBACK}/run.png)"
 RUN_B = "run-b<?x><svg/onload=parent.__xss='run-b'>?>"
 SYSTEM = f"sys<img src=x onerror=parent.__xss='system'>![s]({LOOPBACK}/system.png)"
+JUDGE = f"judge<img/src=x/onerror=parent.__xss='judge'>![j]({LOOPBACK}/judge.png)"
 
 
 @dataclass(frozen=True)
@@ -96,6 +98,12 @@ def build_hostile(folder: Path) -> Hostile:
     local = Actor(ADMIN, Role.ADMIN, team=False)  # the local app: any host, so the declaration saves
     sy.save_system(store, local, sy.EXAMPLE.replace('name = "labeler-serve"', f"name = {json.dumps(SYSTEM)}")
                    .replace("http://127.0.0.1:8000/search", f"{LOOPBACK}/search"))
+    store.save_judge(JUDGE, {"name": JUDGE, "kind": "embedding", "model": prose("judge-model")[:80],
+                             "thresholds": [0.2, 0.35, 0.5]}, by=ADMIN)
+    store.save_machine_grades([dict(query_id=q, doc_id=d, grade=g, judge=JUDGE, model=prose("judge-model")[:80],
+                                    prompt_hash="sha256:" + hashlib.sha256(b"").hexdigest(), params={},
+                                    doc_hash=v1.get(d).content_hash, raw=prose("raw"), rationale=prose("why"), at="t")
+                               for q in (Q_CDATA, Q_PI) for d, g in ((D_STYLE, 1), (D_LINK, 2), (D_DIRECTIVE, 3))])
     golden = store.export_golden()
     for name, order in ((RUN_A, DOC_IDS), (RUN_B, DOC_IDS[::-1])):
         run = "".join(f"{q} Q0 {d} {r} {10 - r} {name[:5]}\n" for q in (Q_CDATA, Q_PI)
@@ -110,7 +118,7 @@ def build_hostile(folder: Path) -> Hostile:
 # Proto fields that Streamlit renders as Markdown, by proto type (a widget's label and help, an
 # alert's body, ...); st.text, st.code, data frames and select-box options are plain text.
 _MARKDOWN_FIELDS = {"body", "label", "help", "delta", "text", "content", "caption"}
-# st.html is given constants only (views/_keyboard.py), never data.
+# st.html is given constants only (pages/_keyboard.py), never data.
 _PLAIN_PROTOS = {"Text", "Code", "Arrow", "Json", "Exception", "Html"}
 OUR_TAGS = {"<mark>", "</mark>", "<small>", "</small>", "<code>", "</code>", "<details>", "</details>",
             "<summary>", "</summary>", "<br>"}
@@ -218,7 +226,7 @@ def test_raw_html_is_written_only_where_it_was_audited():
 # --------------------------------------------------------------------------- every page, as the admin
 
 PAGES = ("../pages/label.py", "../pages/corpus.py", "../pages/golden_set.py", "../pages/evaluate.py", "../pages/compare.py",
-         "../pages/adjudicate.py", "../pages/team.py")
+         "../pages/adjudicate.py", "../pages/team.py", "../pages/judges.py")
 
 
 @pytest.fixture
@@ -288,8 +296,10 @@ def test_every_page_shows_hostile_values_only_escaped(hostile):
     at.selectbox(key="edit_user").set_value(ANN_A).run()
     at.button(key="save-role").click().run()
     _check(at, "team", seen)
+    at.switch_page("../pages/judges.py").run()
+    _check(at, "judges", seen)
 
     # The values did reach each page (escaped): a check of pages without them would prove nothing.
     for where in ("label", "label search", "label other question", "corpus reader and versions", "golden set",
-                  "evaluate", "compare", "team"):
+                  "evaluate", "compare", "team", "judges"):
         assert seen.get(where), where

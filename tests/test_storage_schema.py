@@ -535,7 +535,7 @@ def test_v14_adopts_the_sessions_of_v13_with_no_client_so_no_cookie(empty_db_url
 
     _ann_signed_in_at(empty_db_url, 13, token_digest("t"))  # her token "t", stored as its digest
     with open_store(empty_db_url) as s:
-        assert s.schema_version() == 14
+        assert s.schema_version() == M.LATEST_VERSION
         assert s.accounts.session_user("t").email == "ann@example.org"  # the open tab stays signed in
         assert s.accounts.session_user("t", "loopback ") is None  # but no cookie brings it back
         assert s.accounts.exchange_code(s.accounts.new_code("t"), "loopback ") is None

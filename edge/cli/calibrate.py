@@ -44,10 +44,11 @@ def _shown(value) -> str:
               help="Bootstrap resamples for the 95% intervals (0: none).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (the statistics and ci95).")
+@click.option("--db", "db_url", default=None, help="The database when GOLDEN names a collection (and --judge may name a judge saved there).")
 @click.argument("more_runs", nargs=-1, type=click.Path(path_type=Path))
 @handle_errors
 def calibrate_command(golden: Path, judge_path: Path, run_files: tuple[Path, ...], bootstrap: int, seed: int,
-                      as_json: bool, more_runs: tuple[Path, ...]) -> None:
+                      as_json: bool, db_url: str | None, more_runs: tuple[Path, ...]) -> None:
     """Agreement of a judge's grades with GOLDEN's consensus grades (a golden JSONL file), on every
     (question, document) pair both graded: kappa, weighted and binarized kappa, alpha, the confusion
     matrix, bias, and with --runs the system-ranking agreement (Kendall tau, tau_AP)."""
@@ -55,10 +56,19 @@ def calibrate_command(golden: Path, judge_path: Path, run_files: tuple[Path, ...
     from labeler.judges.calibration import calibrate
     from labeler.runfile import read_run
 
-    gold = read_golden(golden)
-    human = {(q.query_id, doc): grade for q in gold for doc, grade in q.relevance.items()}
-    name, judgments = _judgments(judge_path)
-    machine = judgments.grades()
+    from labeler_edge.cli.judge import stored_pairs  # GOLDEN a collection, the judge a saved one (judgeapp)
+
+    stored = stored_pairs(golden, judge_path, db_url)
+    if stored is None:
+        gold = read_golden(golden)
+        human = {(q.query_id, doc): grade for q in gold for doc, grade in q.relevance.items()}
+    else:
+        human = stored.human
+    if stored is not None and stored.machine is not None:
+        name, machine, n_failed = stored.judge, stored.machine, 0
+    else:
+        name, judgments = _judgments(judge_path)
+        machine, n_failed = judgments.grades(), len(judgments.failures)
     paths = (*run_files, *more_runs)
     if len(paths) == 1:
         raise ConfigError("Kendall tau needs at least two runs", hint="give two or more run files after --runs.")
@@ -73,7 +83,7 @@ def calibrate_command(golden: Path, judge_path: Path, run_files: tuple[Path, ...
         return
     click.echo(f"judge {name} against {golden}: {result.pairs} pairs graded by both, over {result.questions} "
                f"questions ({len(human) - result.pairs} human pairs the judge did not grade, "
-               f"{len(judgments.failures)} the judge failed on)")
+               f"{n_failed} the judge failed on)")
     for stat in _STATS:
         value = result.value(stat)
         if stat.startswith(("kendall", "tau")) and not runs:

@@ -106,13 +106,19 @@ def _require_folder(out: Path) -> None:
 @click.option("--complete-only", is_flag=True, help="Only questions with a relevant document or marked unanswerable.")
 @click.option("--mark-stale", is_flag=True,
               help="List each question's stale documents (edited or deleted since judged) as `stale_docs` (jsonl).")
+@click.option("--with-machine", is_flag=True,
+              help="Write each question's machine grades, with judge, model, prompt hash and content hash, under "
+                   "their own field `machine_grades` (jsonl); they never enter `relevance`.")
 @handle_errors
 def export_command(out: Path, fmt: str, collection: str, db_url: str | None, complete_only: bool,
-                   mark_stale: bool) -> None:
+                   mark_stale: bool, with_machine: bool) -> None:
     """Export a collection's golden set to OUT (JSONL: each annotator's grades beside the consensus)."""
     from labeler_app.transfer import export_to, golden_to_export
     from labeler_storage import normalize_db_url, open_store
 
+    if with_machine and fmt != "jsonl":
+        raise InputError(f"--with-machine writes machine grades into golden JSONL; {fmt} cannot hold them",
+                         hint="export --format jsonl --with-machine, or leave --with-machine out.")
     _require_folder(out)
     url = normalize_db_url(db_url)
     if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).exists():
@@ -120,7 +126,8 @@ def export_command(out: Path, fmt: str, collection: str, db_url: str | None, com
                          hint="import a golden set or label in the app first, or pass --db.")
     store = open_store(url)
     try:
-        golden = golden_to_export(store, collection=collection, complete_only=complete_only, mark_stale=mark_stale)
+        golden = golden_to_export(store, collection=collection, complete_only=complete_only, mark_stale=mark_stale,
+                                  with_machine=with_machine)
     finally:
         store.close()
     export_to(golden, fmt, out)
