@@ -3,6 +3,7 @@ figures recomputed from the qrels here, and bad input as one line with exit 2.""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from click.testing import CliRunner
@@ -44,11 +45,19 @@ def test_simulate_cli_json_matches_the_qrels(tiny, tmp_path):
 
 
 def test_simulate_cli_pool_is_the_whole_pool(tiny):
-    folder, _ = tiny
+    folder, qrels = tiny
     out = _simulate(folder, "--strategy", "pool", "--json")
     assert all(len(v["judged"]) == len(set(v["judged"])) > 0 and v["stopped_at"] is None
                for v in out["questions"].values())
     assert out["summary"]["pool"]["judgments"] == out["summary"]["judgments"]
+    # Each question judged until it has ceil(90%) of its pool's relevant: the position of that one.
+    expected = 0
+    for qid, entry in out["questions"].items():
+        hits = [i for i, d in enumerate(entry["judged"], start=1) if qrels[qid].get(d, 0) >= 1]
+        need = math.ceil(0.9 * len(hits))
+        expected += hits[need - 1] if need else 0
+    assert out["summary"]["pool"]["judgments_to_reach_90%_of_pool_relevant_each"] == \
+        {"judgments": expected, "not_reached": 0}
 
 
 @pytest.mark.parametrize("args,words", [

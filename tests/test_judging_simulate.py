@@ -82,3 +82,14 @@ def test_summary_tau_on_partial_judgments():
     # After one judgment each only y (a) and u (b) count: half ranks y nowhere, so it still scores
     # 0.5 (b) over bad's 0, and the order is already right.
     assert points[0]["ndcg@10"]["bad"] == 0.0 and points[0]["tau"] == 1.0
+
+
+def test_summary_judgments_to_reach_each_question_by_hand():
+    from labeler.judging.summary import judgments_to_reach_each
+
+    qrels = {"a": {"x": 1, "y": 1, "z": 0, "w": 1}, "b": {"u": 2}, "c": {"v": 1}}
+    judged = {"a": ["z", "x", "w", "y"], "b": ["m", "u"], "c": ["n"]}
+    # a needs 2 relevant: z (0), x (1), w (2) -> 3 judgments; b needs 1: m, u -> 2; c needs 0 -> 0.
+    assert judgments_to_reach_each(judged, qrels, {"a": 2, "b": 1, "c": 0}) == {"judgments": 5, "not_reached": 0}
+    # c needs 1 and its order ends without it: its 1 judgment counts, and it is reported.
+    assert judgments_to_reach_each(judged, qrels, {"a": 2, "b": 1, "c": 1}) == {"judgments": 6, "not_reached": 1}

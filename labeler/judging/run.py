@@ -55,9 +55,10 @@ def simulate_collection(folder: str | Path, strategy: str, *, budget: int | None
                                 min_grade=min_grade, regularization=regularization)
     results = simulate(col.query_ids, run_question, qrels)
     pools = col.pools
-    pool_relevant = sum(qrels[q].get(d, 0) >= min_grade for q in col.query_ids for d in pools[q])
+    each = {q: sum(qrels[q].get(d, 0) >= min_grade for d in pools[q]) for q in col.query_ids}
     summary = summarize({q: r.judged for q, r in results.items()}, qrels,
-                        pool_sizes={q: len(pools[q]) for q in col.query_ids}, pool_relevant=pool_relevant,
+                        pool_sizes={q: len(pools[q]) for q in col.query_ids}, pool_relevant=sum(each.values()),
+                        pool_relevant_each=each,
                         runs=runs, min_grade=min_grade)
     if strategy == "active" and stop_sample:
         summary["stopping"] = stopping_summary(results, qrels, min_grade)

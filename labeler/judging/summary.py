@@ -41,6 +41,26 @@ def judgments_to_reach(curve: Sequence[Mapping], target: float) -> int | None:
     return None
 
 
+def judgments_to_reach_each(judged: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]],
+                            targets: Mapping[str, int], *, min_grade: int = 1) -> dict:
+    """Each question judged until it has found `targets[q]` relevant documents (any relevant, in the
+    pool or not; a target of 0 costs nothing): {"judgments": summed over questions, "not_reached":
+    questions whose order ended first, counted with all their judgments (so then a lower bound)}."""
+    total = missed = 0
+    for q, target in targets.items():
+        if target <= 0:
+            continue
+        relevant, found, order = _relevant(qrels, q, min_grade), 0, judged.get(q, ())
+        for i, d in enumerate(order, start=1):
+            found += d in relevant
+            if found >= target:
+                total += i
+                break
+        else:
+            total, missed = total + len(order), missed + 1
+    return {"judgments": total, "not_reached": missed}
+
+
 def found_within(judged: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]],
                  budgets: Mapping[str, int], *, min_grade: int = 1) -> int:
     """Relevant documents among each question's first `budgets[q]` judgments."""
@@ -91,6 +111,7 @@ def tau_curve(judged: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[s
 
 def summarize(judged: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[str, int]], *,
               pool_sizes: Mapping[str, int], pool_relevant: int,
+              pool_relevant_each: Mapping[str, int] | None = None,
               runs: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
               tau_budgets: Sequence[int] = (1, 2, 5, 10, 20, 50, 100), min_grade: int = 1) -> dict:
     """The simulator's `summary`: recall curve and targets, relevant found at the pool's budget, and tau."""
@@ -106,6 +127,9 @@ def summarize(judged: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[s
                  "judgments_to_reach_90%_of_pool_relevant": judgments_to_reach(curve, 0.9 * pool_relevant)},
         "curve": curve,
     }
+    if pool_relevant_each is not None:  # each question judged until it has 90% of what its pool holds
+        summary["pool"]["judgments_to_reach_90%_of_pool_relevant_each"] = judgments_to_reach_each(
+            judged, qrels, {q: math.ceil(0.9 * r) for q, r in pool_relevant_each.items()}, min_grade=min_grade)
     if runs:
         longest = max((len(o) for o in judged.values()), default=0)
         budgets = sorted({b for b in tau_budgets if b < longest} | {longest})
