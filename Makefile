@@ -34,7 +34,7 @@ test-slow: install
 	$(PY) -m pytest -m slow
 
 screenshots: install chromium
-	UPDATE_README_SCREENSHOTS=1 $(PY) -m pytest -m browser -k readme_screenshots tests/test_browser_journey.py
+	UPDATE_README_SCREENSHOTS=1 $(PY) -m pytest -m browser -k readme_screenshots tests/browser/test_browser_journey.py
 
 bench: install
 	for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

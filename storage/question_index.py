@@ -13,7 +13,7 @@ r of them >= 1:
 An adjudicated grade (labeler_storage.adjudication) outweighs the consensus of its document, as in the
 export, so a question's status here is the status its exported qrels have.
 An imported grade counts only for a document no person graded (labeler.agreement.counted).
-tests/test_storage_index.py checks this against `labeler.agreement.consensus` on generated cases.
+tests/storage/test_storage_index.py checks this against `labeler.agreement.consensus` on generated cases.
 
 A process keeps what it computed (`QuestionIndexCache`, one per Store) and, after a write, recomputes only
 the questions whose `touched` revision moved (labeler_storage.collection.bump_revision marks them, in any

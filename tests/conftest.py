@@ -1,11 +1,20 @@
 """Shared fixtures: every test gets its own data directory; a tiny fake encoder for hand-computed numbers;
-a database on each engine (`db_url`, `store`: a SQLite file and a PostgreSQL database, pg_support)."""
+a database on each engine (`db_url`, `store`: a SQLite file and a PostgreSQL database, pg_support).
+
+The tests live in one folder per layer: core/, storage/, app/, pages/ (AppTest), browser/ (Chromium)
+and cli/ (the edge); the support modules they share (`*_support.py`, the generator of metric cases)
+sit here. A test module may import another's fixtures or data by name wherever it lives (names are
+unique across the folders)."""
 from __future__ import annotations
 
 import os
 import re
 import sqlite3
+import sys
 from pathlib import Path
+
+LAYERS = ("core", "storage", "app", "pages", "browser", "cli")
+sys.path[:0] = [str(Path(__file__).resolve().parent / layer) for layer in LAYERS]
 
 import numpy as np
 import pytest

@@ -30,7 +30,7 @@ class Shape:
     unjudged_run_queries: bool = False  # n_queries // 20 run queries with no qrels
 
 
-TREC_EVAL = Shape(infinities=0.03)  # pytrec_eval's cases (tests/test_metrics_exact.py)
+TREC_EVAL = Shape(infinities=0.03)  # pytrec_eval's cases (tests/core/test_metrics_exact.py)
 COVERAGE = Shape(judged_shares=(0.0, 0.2, 0.5, 1.0), no_judgments=0.05, empty_run_below=0.12,
                  tie_style_below=0.4, tie_levels=3, unjudged_run_queries=True)  # judged@k, condensed nDCG
 

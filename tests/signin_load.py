@@ -1,5 +1,5 @@
 """Hostile signed-out sessions against a team server, and a real user's sign-in timed meanwhile
-(bench/bench_signin_load.py prints the figures; tests/test_signin_load.py asserts the bound).
+(bench/bench_signin_load.py prints the figures; tests/app/test_signin_load.py asserts the bound).
 
 Each hostile session is a Streamlit session of its own client (its own `X-Forwarded-For`, as a
 reverse proxy on the server's machine appends it: twenty machines, the case the per-client throttle

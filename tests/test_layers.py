@@ -132,3 +132,13 @@ def test_no_pages_folder_beside_the_entry_script():
     for entry in (ENTRY, TEAM_ENTRY):
         assert entry.is_file() and not (entry.parent / "pages").exists()
     assert (REPO / "pages" / "label.py").is_file() and ENTRY.parent != REPO / "pages"
+
+
+def test_tests_follow_the_house():
+    """One folder of tests per layer; at the top only the support modules and this house test."""
+    from conftest import LAYERS
+
+    tests = REPO / "tests"
+    assert all((tests / layer).is_dir() and list((tests / layer).glob("test_*.py")) for layer in LAYERS)
+    assert [p.name for p in tests.glob("test_*.py")] == ["test_layers.py"]
+    assert not list(tests.glob("test_app_*.py")) and not list(tests.rglob("test_app_*.py"))

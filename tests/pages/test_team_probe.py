@@ -24,7 +24,7 @@ from conftest import REPO
 from labeler.errors import CorpusError, SignInError
 from labeler_storage import open_store
 
-from test_app_team import PASSWORD, team  # noqa: E402,F401 - the same three users, as a fixture
+from test_team_pages import PASSWORD, team  # noqa: E402,F401 - the same three users, as a fixture
 
 
 # --------------------------------------------------------------------------- sign-in and sessions

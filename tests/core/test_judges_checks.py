@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from labeler.judges import JudgePair, judge_spec_from_dict, make_judge
 from labeler.judges.checks import circular_models, compare_passes, position_check, position_variant, run_to_run
-from tests.openai_support import rule_server
+from openai_support import rule_server
 
 PAIRS = [JudgePair("q1", "how do fleas breed", "d1", "Fleas", "how fleas breed and lay eggs"),
          JudgePair("q1", "how do fleas breed", "d2", "Cats", "cats sleep most of the day"),

@@ -9,7 +9,7 @@ import pytest
 from labeler.errors import ConfigError
 from labeler.judges import JudgeFailure, JudgePair, MachineGrade, judge_spec_from_dict, make_judge
 from labeler.judges.prompt import UMBRELA_PROMPT
-from tests.openai_support import overlap_grade, rule_server
+from openai_support import overlap_grade, rule_server
 
 PAIRS = [
     JudgePair("q1", "how do fleas breed", "d1", "Fleas", "how fleas breed and lay eggs", "sha256:a"),

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-SAMPLE = Path(__file__).resolve().parents[1] / "sample_corpus"
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_corpus"
 SECTIONS = {
     "leave", "travel", "expenses", "it-security", "benefits",
     "onboarding", "workplace", "payroll", "conduct", "remote-work",

@@ -18,7 +18,7 @@ from conftest import rows, snapshot
 
 from labeler_storage import open_store
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 N_WRITERS, N_EACH = 8, 250
 
 WRITER = textwrap.dedent("""

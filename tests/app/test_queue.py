@@ -178,7 +178,7 @@ def test_label_page_blind_judging_hides_others_until_i_mark_the_question(app_hom
 
 
 def test_team_page_sets_overlap_and_blind_judging(app_home, monkeypatch):
-    from test_app_team import sign_in, start
+    from test_team_pages import sign_in, start
 
     monkeypatch.setenv(TEAM_ENV, "1")
     s = open_store()

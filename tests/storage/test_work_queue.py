@@ -15,7 +15,7 @@ from conftest import rows
 from labeler.errors import InputError
 from labeler_storage import open_store
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 N_ASKERS = 16
 
 ASKER = textwrap.dedent("""

@@ -1,4 +1,4 @@
-"""Blind judging on every page, like tests/test_access.py for writes: each page's app-layer reads that
+"""Blind judging on every page, like tests/app/test_access.py for writes: each page's app-layer reads that
 could show who graded what, called directly (no page) as an annotator who has not finished the
 question, one who has, an admin and a viewer, with the team judging blind and not (on both engines).
 

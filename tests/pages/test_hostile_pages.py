@@ -6,7 +6,7 @@ adjudication note, the admin's own address) is shown on every page to its admin;
 Streamlit renders as Markdown (bodies, captions, alerts, headings, labels, tooltips, metrics) must
 hold those values only escaped: no tag but the few the app writes itself, no `![`/`](`, no
 directive, emoji shortcode, KaTeX or line-start syntax from data. The same database in Chromium:
-tests/test_browser_hostile.py.
+tests/browser/test_browser_hostile.py.
 """
 from __future__ import annotations
 

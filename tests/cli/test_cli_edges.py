@@ -15,7 +15,7 @@ from conftest import SAMPLE
 from labeler_edge.cli import EXIT_BUG, cli, handle_errors
 from test_cli_scoring import SEED_GOLDEN, SEED_RUN
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
