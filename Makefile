@@ -27,8 +27,15 @@ chromium:
 postgres:
 	@compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || command -v initdb >/dev/null || (apt-get update -qq && apt-get install -y -qq postgresql)
 
+# Two passes, and the target fails if either did: the tests that need no browser on $(TEST_WORKERS)
+# workers (pytest-xdist; a file's tests stay on one worker, so its session fixtures are built once),
+# then the browser tests one at a time (under parallel load they get flaky). `-m` replaces pyproject's.
+TEST_WORKERS ?= 2
 test: install chromium postgres
-	$(PY) -m pytest
+	@status=0; \
+	$(PY) -m pytest -m 'not slow and not browser' -n $(TEST_WORKERS) --dist loadfile || status=$$?; \
+	$(PY) -m pytest -m 'browser and not slow' || status=$$?; \
+	exit $$status
 
 test-slow: install
 	$(PY) -m pytest -m slow

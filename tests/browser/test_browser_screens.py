@@ -1,8 +1,13 @@
 """Screens that keep up, in Chromium: a save lands only on the question on screen, even when
 pick, paste and save come with no wait between them; an import updates the health figures in
-the same rerun; a question link opens that question."""
+the same rerun; a question link opens that question.
+
+One app server and one chromium serve the whole module (a server's start and its first load of the
+model and the index cost seconds each); each test has its own browser contexts and its own collection
+(`?set=` in every URL), so it passes alone and in any order."""
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -17,34 +22,87 @@ from labeler_app.access import local_actor
 from conftest import import_demo
 from labeler.corpus import load_corpus
 from labeler.paths import SAMPLE_CORPUS
-from labeler_storage import open_store
+from labeler_storage import DEFAULT_COLLECTION, CollectionStore, open_store
 
 pytestmark = pytest.mark.browser
 STEP_MS = 60_000
 
 
-@pytest.fixture
-def server(sample_embeddings):
-    home = Path(os.environ["LABELER_HOME"])
-    home.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(sample_embeddings, home / "cache", dirs_exist_ok=True)
-    store = open_store(home / "labeler.db")
-    import_demo(store)
-    app = AppServer(home)
+@pytest.fixture(scope="module")
+def app_server(sample_embeddings, tmp_path_factory):
+    """One app server for the module: its start and its first load of the model and the index are paid
+    once. Its LABELER_HOME holds the sample embeddings and the demo golden set in the default collection;
+    each test works in a collection of its own (`server`), so none sees another's writes."""
+    home = tmp_path_factory.mktemp("screens-home")
+    shutil.copytree(sample_embeddings, home / "cache")
+    with open_store(home / "labeler.db") as store:
+        import_demo(store)
+    with pytest.MonkeyPatch.context() as env:  # the server copies os.environ: local mode on its own file
+        for name in ("LABELER_DB_URL", "LABELER_TEAM", "LABELER_CORPUS", "STREAMLIT_SECRETS_FILES"):
+            env.delenv(name, raising=False)
+        app = AppServer(home)
     try:
         app.wait_healthy()
-        yield app, store
+        yield app
     finally:
         app.stop()
 
 
+class Site:
+    """The module's server as one test sees it: every URL names the test's collection (`?set=`)."""
+
+    def __init__(self, app: AppServer, collection: str) -> None:
+        self.app, self.collection = app, collection
+
+    @property
+    def proc(self):
+        return self.app.proc
+
+    def at(self, path: str = "/") -> str:
+        """The URL of `path` (a page and its query) in the test's collection."""
+        if self.collection == DEFAULT_COLLECTION:
+            return self.app.url + path
+        return self.app.url + path + ("&" if "?" in path else "?") + f"set={self.collection}"
+
+
+_collections = itertools.count(1)
+
+
 @pytest.fixture
-def page(playwright):
+def server(app_server):
+    """(the site, a store bound to it) for a collection of the test's own holding the demo golden set."""
+    with open_store(app_server.home / "labeler.db") as shared:
+        store = CollectionStore(shared, f"screens-{next(_collections)}")
+        import_demo(store)
+        yield Site(app_server, store.collection), store
+
+
+@pytest.fixture
+def demo_server(app_server):
+    """The default collection's demo golden set, as a new user finds it; only for tests that write nothing."""
+    with open_store(app_server.home / "labeler.db") as shared:
+        yield Site(app_server, DEFAULT_COLLECTION), CollectionStore(shared, DEFAULT_COLLECTION)
+
+
+@pytest.fixture(scope="module")
+def browser(playwright):
+    """One chromium for the module; each test opens contexts of its own (own cookies, own app session)."""
     browser = launch_chromium(playwright)
+    yield browser
+    browser.close()
+
+
+def new_page(browser):
     page = browser.new_context(viewport={"width": 1360, "height": 900}).new_page()
     page.set_default_timeout(STEP_MS)
+    return page
+
+
+@pytest.fixture
+def page(browser):
+    page = new_page(browser)
     yield page
-    browser.close()
+    page.context.close()
 
 
 def go(page, name: str) -> None:
@@ -55,7 +113,7 @@ def go(page, name: str) -> None:
 def test_pick_paste_and_save_without_waiting_never_changes_another_question(server, page):
     app, store = server
     before = {q.query_id: q.question for q in store.list_questions() for q in [q.question]}
-    page.goto(app.url)
+    page.goto(app.at())
     wait_ready(page)
     go(page, "Golden set")
     for target in ("q-0003", "q-0005", "q-0002"):
@@ -88,7 +146,7 @@ def test_an_import_shows_its_counts_in_the_same_rerun_and_links_open_their_quest
     extra = tmp_path / "more.jsonl"
     extra.write_text('{"query_id": "x-1", "question": "Where is the bike shed?", "relevance": {"it-security-007": 1}}\n',
                      encoding="utf-8")
-    page.goto(app.url)
+    page.goto(app.at())
     wait_ready(page)
     go(page, "Golden set")
     expect(page.get_by_text("62 of 62 questions")).to_be_visible()
@@ -96,7 +154,7 @@ def test_an_import_shows_its_counts_in_the_same_rerun_and_links_open_their_quest
     page.get_by_role("button", name="Import").click()
     expect(page.get_by_test_id("stAlertContentSuccess").filter(has_text="Imported 1 questions")).to_be_visible()
     expect(page.get_by_text("63 of 63 questions")).to_be_visible()  # no extra click needed
-    page.goto(app.url + "/?annotator=asha&q=q-0007")
+    page.goto(app.at("/?annotator=asha&q=q-0007"))
     wait_ready(page)
     expect(page.locator(".st-key-q input")).to_have_value(re.compile(r"^q-0007 "), timeout=STEP_MS)
     assert "q=q-0007" in page.url
@@ -104,7 +162,7 @@ def test_an_import_shows_its_counts_in_the_same_rerun_and_links_open_their_quest
 
 def test_keyboard_focus_is_scrolled_into_view(server, page):
     app, _ = server
-    page.goto(app.url + "/?annotator=asha&q=q-0001")
+    page.goto(app.at("/?annotator=asha&q=q-0001"))
     wait_ready(page)
     expect(page.locator(".st-key-cand-0")).to_be_visible()
     for n in range(1, 9):
@@ -123,7 +181,7 @@ def open_new_question(server, page) -> tuple:
     """A new question asha has not graded, open on the Label page with its candidates drawn; (store, its id)."""
     app, store = server
     qid = store.add_question("How many vacation days do new employees get?", author="asha").query_id
-    page.goto(app.url + f"/?annotator=asha&q={qid}")
+    page.goto(app.at(f"/?annotator=asha&q={qid}"))
     wait_ready(page)
     page.locator(".st-key-cand-6").wait_for()
     return store, qid
@@ -142,17 +200,15 @@ def test_keys_pressed_faster_than_the_app_answers_are_all_kept(server, page):
     assert sorted(j.grade for j in mine) == sorted([2, 1, 0, 3, 2, 1, 0]) and len({j.doc_id for j in mine}) == 7
 
 
-def test_two_annotators_in_two_browsers_have_their_own_progress(server, playwright):
+def test_two_annotators_in_two_browsers_have_their_own_progress(server, browser):
     app, store = server
     first = store.add_question("How many vacation days do new employees get?", author="asha").query_id
     second = store.add_question("Who approves travel?", author="asha").query_id
-    browser = launch_chromium(playwright)
+    pages = {}
     try:
-        pages = {}
         for name in ("asha", "ben"):
-            pages[name] = browser.new_context(viewport={"width": 1360, "height": 900}).new_page()
-            pages[name].set_default_timeout(STEP_MS)
-            pages[name].goto(app.url + f"/?annotator={name}&q={first}")
+            pages[name] = new_page(browser)
+            pages[name].goto(app.at(f"/?annotator={name}&q={first}"))
             wait_ready(pages[name])
         asha, ben = pages["asha"], pages["ben"]
         grade_option(asha, 0, 2).click()
@@ -163,7 +219,7 @@ def test_two_annotators_in_two_browsers_have_their_own_progress(server, playwrig
         expect(ben.get_by_text(re.compile(r"You: 0 / 64 questions judged"))).to_be_visible()
         # Unanswerable is each one's own mark: asha marks the second question, ben disagrees.
         for page in (asha, ben):
-            page.goto(app.url + f"/?annotator={page is asha and 'asha' or 'ben'}&q={second}")
+            page.goto(app.at(f"/?annotator={page is asha and 'asha' or 'ben'}&q={second}"))
             wait_ready(page)
         asha.locator(".st-key-unanswerable button").first.click()
         expect(asha.get_by_text("You marked it unanswerable")).to_be_visible()
@@ -179,21 +235,22 @@ def test_two_annotators_in_two_browsers_have_their_own_progress(server, playwrig
         expect(asha.get_by_text(re.compile("Disagreement: ben graded a document relevant"))).to_be_visible()
         expect(asha.locator(".st-key-unanswerable button").first).to_have_text(re.compile("^Unmark unanswerable"))
         assert store.question_status(second).voters == ("asha",) and not store.get_question(second).unanswerable
-        ben.goto(app.url + "/?annotator=ben")  # no link: ben starts at his own first unfinished question
+        ben.goto(app.at("/?annotator=ben"))  # no link: ben starts at his own first unfinished question
         wait_ready(ben)
         expect(ben.locator(".st-key-q input")).to_have_value(re.compile(r"^q-0001 "))
-        asha.goto(app.url + "/?annotator=asha")
+        asha.goto(app.at("/?annotator=asha"))
         wait_ready(asha)
         expect(asha.locator(".st-key-q input")).to_have_value(re.compile(r"^q-0001 "))  # the demo's first
         assert {j.annotator for j in store.judgments(query_id=first)} == {"asha"}
         assert {j.annotator for j in store.judgments(query_id=second)} == {"ben"}
         # The Golden set page counts the split and names both sides.
-        asha.goto(app.url + "/golden_set?annotator=asha")
+        asha.goto(app.at("/golden_set?annotator=asha"))
         wait_ready(asha)
         asha.get_by_text("Questions per type, disagreements, agreement").click()
         expect(asha.get_by_text(re.compile("a vote never outweighs a relevant grade"))).to_be_visible()
     finally:
-        browser.close()
+        for page in pages.values():
+            page.context.close()
 
 
 def test_the_first_key_after_a_page_load_is_kept(server, page):
@@ -217,7 +274,7 @@ def test_pickers_show_a_questions_new_mark_and_text_at_once(server, page):
     # after a save (their drop-down lists had the new one).
     app, store = server
     qid = store.add_question("Where do I park on my first day?", author="asha").query_id
-    page.goto(app.url + f"/?annotator=asha&q={qid}")
+    page.goto(app.at(f"/?annotator=asha&q={qid}"))
     wait_ready(page)
     picker = page.locator(".st-key-q input")
     expect(picker).to_have_value(re.compile(rf"^{qid} ○ "))
@@ -251,10 +308,10 @@ def in_view(page, selector: str) -> bool:
                          " return r.height > 0 && r.top >= 0 && r.bottom <= innerHeight; }", selector)
 
 
-def test_label_first_card_and_its_grades_are_in_view_on_arrival(server, page):
-    app, _ = server
+def test_label_first_card_and_its_grades_are_in_view_on_arrival(demo_server, page):
+    app, _ = demo_server
     page.set_viewport_size(LAPTOP)
-    page.goto(app.url + "/?annotator=asha&q=q-0001")
+    page.goto(app.at("/?annotator=asha&q=q-0001"))
     wait_ready(page)
     expect(grade_option(page, 0, 3)).to_be_visible()  # drawn, not a skeleton
     wait_ready(page)
@@ -269,7 +326,7 @@ def test_label_first_card_and_its_grades_are_in_view_on_arrival(server, page):
 def test_label_keys_after_add_question_grade_its_first_card(server, page):
     app, store = server
     page.set_viewport_size(LAPTOP)
-    page.goto(app.url + "/?annotator=asha&q=q-0001")
+    page.goto(app.at("/?annotator=asha&q=q-0001"))
     wait_ready(page)
     page.get_by_role("button", name="New question").click()
     box = page.get_by_role("textbox", name="Question", exact=True)
@@ -290,7 +347,7 @@ def test_label_keys_after_add_question_grade_its_first_card(server, page):
 def test_label_escape_leaves_a_text_box_and_x_marks_unanswerable(server, page):
     app, store = server
     qid = store.add_question("Is there a staff canteen on the roof?", author="setup").query_id
-    page.goto(app.url + f"/?annotator=asha&q={qid}")
+    page.goto(app.at(f"/?annotator=asha&q={qid}"))
     wait_ready(page)
     search = page.get_by_role("textbox", name="Search the corpus by keyword or document id")
     search.click()
@@ -316,7 +373,7 @@ def test_label_j_pressed_while_a_new_tab_loads_is_kept(server, page):
     kept = pressed_loading = 0
     for i in range(TABS):
         page = context.new_page()
-        page.goto(app.url + "/?annotator=asha&q=q-0002", wait_until="commit")
+        page.goto(app.at("/?annotator=asha&q=q-0002"), wait_until="commit")
         # As soon as the page's first output is in (the key queue comes first). How many presses land
         # before the run ends depends on the machine's speed (1 in 20 idle here, more under load): it
         # is reported, not required.
@@ -337,7 +394,7 @@ def test_label_j_pressed_while_a_new_tab_loads_is_kept(server, page):
 
 def test_label_a_clicked_grade_says_saving_until_the_server_has_written_it(server, page):
     app, store = server
-    page.goto(app.url + "/?annotator=asha&q=q-0002")
+    page.goto(app.at("/?annotator=asha&q=q-0002"))
     wait_ready(page)
     os.kill(app.proc.pid, signal.SIGSTOP)  # the server cannot answer: the click is in the browser only
     try:
