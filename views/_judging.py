@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
+from app import judging_order as jo
 from app import label as lb
 from app.access import Actor, Can
 from labeler.candidates import with_ranking
@@ -21,7 +22,8 @@ from views import _keyboard as kb
 from views._cards import candidate_card, keyboard_bar
 from views._common import Keys, act, guard, guarded, show_flash
 from views._holes import holes_bar
-from views._loaders import bm25_pooled, dense_status, keyword_hits, pooled, run_holes
+from views._loaders import bm25_pooled, dense_status, judging_features, keyword_hits, pooled, run_holes
+from views._order import arranged, find_more_button, found, order_control, stopping_note
 from views._pooling import system_ranks
 from views._restart import refuse_unsaved
 from views._preview import metric_preview
@@ -58,15 +60,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         st.rerun(scope="app")  # the picker's marks and the counts above change too
     question = status.question
     options = st.columns([2, 2, 5], vertical_alignment="center")
-    if "shuffle" not in st.session_state:  # a reload (or a link) keeps it: it is in the URL
-        st.session_state["shuffle"] = st.query_params.get("shuffle") == "1"
-    shuffle = options[0].toggle("Shuffle candidates", key="shuffle", help="A stable random order per question, "
-                                "so the retrievers' ranking does not bias your grades.")
-    if shuffle != (st.query_params.get("shuffle") == "1"):
-        if shuffle:
-            st.query_params["shuffle"] = "1"
-        else:
-            del st.query_params["shuffle"]
+    mode = order_control(options[0])
     mine = status.votes_unanswerable(me.name)
     mark = not mine
     options[1].button("Mark unanswerable" if mark else "Unmark unanswerable", key="unanswerable",
@@ -87,7 +81,23 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         holes = run_holes(s, run_id)
         candidates = with_ranking(candidates, holes.badge, holes.ranks(qid), first=True)
         holes_bar(holes, qid)
-    views, hidden = guard(lb.judging_views, s, me, corp, candidates, status, shuffle=shuffle)
+        mode = "retriever" if mode == "active" else mode  # the holes are what this pass judges: they stay first
+    features = stop = None
+    if not read_only:  # the judging model and the stopping estimate read this annotator's own grades
+        features = judging_features(path, question.question, dense=building is None)
+        pool_order = [c.doc_id for c in candidates]
+        stop = jo.stopping(status, me.name, features.doc_ids, pool_order)
+        sequence = jo.judging_sequence(status, me.name, pool_order)
+    views, hidden = guard(lb.judging_views, s, me, corp, candidates, status, shuffle=mode == "shuffle")
+    if stop is not None:
+        beyond = jo.extra_views(corp, status, me.name, [*found(qid), *stop.sample], views, hidden=hidden,
+                                shuffle=mode == "shuffle")
+        views = jo.mark([*views, *beyond], found(qid), stop.sample)
+        if mode == "active":
+            views = arranged(qid, views, sequence, features, show_model=not hidden,
+                             first=stop.sample if stop.estimate is None else ())
+    if hidden or mode == "shuffle":  # no rank to anchor on before the grade
+        views = jo.without_ranks(views)
     progress = lb.label_progress(index, views, guard(s.judged_by, me.name))
     options[2].progress(progress.share, text=progress.text)
 
@@ -97,6 +107,8 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         (st.warning if kind == "warning" else st.info)(note)
     if not hidden:  # blind judging: the retrievers' scores would bias the judge until the question is finished
         metric_preview(qid, status, candidates, ["dense", "bm25"] + ([extra] if extra else []))
+    if stop is not None:
+        stopping_note(stop)
 
     def grade(doc_id: str, value: int | None, advance: bool = False) -> None:
         kb.grade(s, me, qid, views, doc_id, value, advance, corp)
@@ -113,6 +125,8 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
                        read_only=read_only)
     if views:
         kb.show_focus(focus)
+    if features is not None:
+        find_more_button(qid, features, dict(sequence), [v.doc_id for v in views])
 
     st.subheader("Find another document", anchor=False)
     query = st.text_input("Search the corpus by keyword or document id", key="keyword",
