@@ -98,14 +98,18 @@ def ordered_views(views: Sequence[CandidateView], layout: Layout, *, show_model:
     """The views in the layout's order; with `show_model`, each ungraded card carries the model's rank."""
     by_id = {v.doc_id: v for v in views}
     out = [by_id[d] for d in layout.doc_ids if d in by_id]
-    if not show_model:
+    if not show_model or not layout.grades:  # before a grade the cards are in the pool's order, not the model's
         return out
     return [replace(v, badges=(*v.badges, f"{MODEL_BADGE} #{layout.ranks[v.doc_id]}"))
             if v.grade is None and v.doc_id in layout.ranks else v for v in out]
 
 
 def model_order(features: QuestionFeatures, query_id: str, mine: Mapping[str, int]) -> Callable[[list[str]], list[str]]:
-    """`rank` for `arrange`: the question's model, fitted on `mine`, ranking the documents it is given."""
+    """`rank` for `arrange`: the question's model, fitted on `mine`, ranking the documents it is given.
+    Before the annotator's first grade it has nothing of theirs to learn from: the cards keep the
+    pool's order (the retrievers' fused ranking), which `rank` is given them in."""
+    if not mine:
+        return list
     model = ActiveOrder(features, seed=query_id, min_grade=MIN_GRADE)
     return lambda ungraded: model.order(mine, candidates=ungraded)
 

@@ -147,11 +147,11 @@ def test_judging_order_blind_judging_shows_no_model_rank_nor_retriever_rank(app_
     at = open_app(annotator="asha")
     at.text_input(key="new_question").input(QUESTION)
     at.button(key="FormSubmitter:new-question-form-Add question").click().run()
+    grade_card(at, 0, 2)
     shown = [b for h in card_badges(at) for b in h]
     assert "model #1" in shown and any(b.startswith(("BM25 #", "dense #")) for b in shown)
     open_store().accounts.set_setting("blind", True)
     at.run()
-    grade_card(at, 0, 2)
     headers = card_badges(at)
     assert not any("model #" in b for h in headers for b in h)
     assert not any("#" in b for h in headers[1:] for b in h), headers  # the ungraded cards give no rank away
