@@ -22,7 +22,7 @@ from labeler.candidates import Candidate
 from labeler.corpus import Corpus
 from labeler.judging import ActiveOrder, QuestionFeatures, RemainingEstimate, StoppingRule, estimate_remaining
 from labeler.judging.stopping import draw_sample
-from storage.records import QuestionStatus
+from storage.records import IMPORT_ANNOTATOR, QuestionStatus
 
 ORDERS = {"active": "Most likely relevant first", "retriever": "Retriever order", "shuffle": "Shuffle"}
 DEFAULT_ORDER = "active"
@@ -218,15 +218,15 @@ class Stopping:
                 f"document, a random sample of the rest estimates how many relevant ones are left.")
 
 
-def stopping(status: QuestionStatus, annotator: str, doc_ids: Sequence[str], order: Sequence[str] = (),
-             rule: StoppingRule = RULE) -> Stopping:
+def stopping(status: QuestionStatus, annotator: str, doc_ids: Sequence[str], rule: StoppingRule = RULE) -> Stopping:
     """The stopping estimate for this annotator on this question (method: labeler.judging.stopping).
 
-    The knee is found on the annotator's grades in the order given (`judging_sequence`, with `order`,
-    the pool's, for grades of the same second); the sample is drawn from the documents of the corpus
-    (`doc_ids`) they had not judged then, seeded by the question id and that count, so it is the same
-    on every rerun and after a restart, whatever happens on other questions."""
-    sequence = judging_sequence(status, annotator, order)
+    The knee is found on the annotator's grades in the order given (`judging_sequence`; grades of the
+    same second by doc id, never by anything a page shows, such as the pool, which changes when the
+    dense index becomes ready); the sample is drawn from the documents of the corpus (`doc_ids`) they
+    had not judged then, seeded by the question id and that count, so it is the same on every rerun,
+    on every page and after a restart, whatever happens on other questions."""
+    sequence = judging_sequence(status, annotator)
     flags = [g >= MIN_GRADE for _, g in sequence]
     last = max((i for i, r in enumerate(flags) if r), default=-1)
     streak = len(flags) - 1 - last
@@ -245,3 +245,29 @@ def stopping(status: QuestionStatus, annotator: str, doc_ids: Sequence[str], ord
     return Stopping(len(flags), streak, knee_at, sample, len(grades),
                     estimate_remaining(len(unjudged), grades, min_grade=MIN_GRADE, confidence=rule.confidence),
                     found_since, rule)
+
+
+# --------------------------------------------------------------------------- over a golden set
+
+
+def likely_complete(status: QuestionStatus, doc_ids: Sequence[str]) -> bool:
+    """Whether some annotator's stopping estimate on the question says at most one relevant document
+    is left (95%). Grades imported from a file have no judging order to read a knee from."""
+    people = sorted({j.annotator for j in status.judgments} - {IMPORT_ANNOTATOR})
+    return any(stopping(status, a, doc_ids).likely_complete for a in people)
+
+
+def incomplete_judging(statuses: Sequence[QuestionStatus], doc_ids: Sequence[str], query_ids: Sequence[str]) -> int:
+    """How many of the questions `query_ids` (those an evaluation scored) rest on judging no stopping
+    estimate calls likely complete."""
+    wanted = set(query_ids)
+    return sum(1 for s in statuses if s.question.query_id in wanted and not likely_complete(s, doc_ids))
+
+
+def incomplete_note(incomplete: int, scored: int) -> str:
+    """The Evaluate page's line about it ("" when every scored question is likely complete)."""
+    if not incomplete:
+        return ""
+    return (f"{incomplete} of {scored} scored question{'s' if scored != 1 else ''} rest on incomplete judging: no "
+            "annotator's stopping estimate (Label page) says \"likely complete: ≤ 1 relevant document left (95%)\", so "
+            "relevant documents nobody judged may remain, counted as not relevant; the metrics may move once they are found.")

@@ -95,8 +95,11 @@ def grade_all(store, qid, grades):
         store.set_judgment(qid, doc_id, grade, annotator="asha")
 
 
-def test_judging_order_stopping_sample_is_reproducible_and_bounds_what_is_left(sample, tmp_path):
+def test_judging_order_stopping_sample_is_reproducible_and_bounds_what_is_left(sample, tmp_path, monkeypatch):
     corpus, features, pool = sample
+    clock = iter(range(10**6))  # one second per write: the order given is the order written
+    monkeypatch.setattr("storage.questions.utc_now", lambda: f"2026-12-01T{(s := next(clock)) // 3600:02d}:"
+                                                             f"{s // 60 % 60:02d}:{s % 60:02d}Z")
     url = tmp_path / "labeler.db"
     store = open_store(url)
     qid = store.add_question(QUESTION, author="asha").query_id
@@ -104,22 +107,21 @@ def test_judging_order_stopping_sample_is_reproducible_and_bounds_what_is_left(s
     ids = features.doc_ids
     docs = pool + [d for d in ids if d not in pool]  # the order judged: the pool's first
     # One relevant document, then nine not: one short of the knee (ten in a row without a relevant one).
-    # (Grades of one second are taken in the pool's order: these are all written within a second or two.)
     grade_all(store, qid, [(docs[0], 2)] + [(d, 0) for d in docs[1:10]])
-    before = jo.stopping(store.question_status(qid), "asha", ids, docs)
+    before = jo.stopping(store.question_status(qid), "asha", ids)
     assert before.knee_at is None and before.streak == 9 and "after 1 more grade" in before.note
     grade_all(store, qid, [(docs[10], 0)])
-    at_knee = jo.stopping(store.question_status(qid), "asha", ids, docs)
+    at_knee = jo.stopping(store.question_status(qid), "asha", ids)
     assert at_knee.knee_at == 11 and len(at_knee.sample) == jo.RULE.sample_size
     assert not set(at_knee.sample) & set(docs[:11])  # drawn from what was not judged yet
     assert "judge the 20 cards marked *random sample* (0 of 20 judged)" in at_knee.note
     grade_all(store, other, [(d, 1) for d in docs[:5]])  # another question changes: the sample does not
     grade_all(store, qid, [(at_knee.sample[0], 0)])  # nor does judging it
-    reopened = jo.stopping(open_store(url).question_status(qid), "asha", ids, docs)  # nor a restart
+    reopened = jo.stopping(open_store(url).question_status(qid), "asha", ids)  # nor a restart
     assert reopened.sample == at_knee.sample and reopened.sample_judged == 1
-    assert jo.stopping(store.question_status(qid), "ben", ids, docs).knee_at is None  # someone else's grades are not mine
+    assert jo.stopping(store.question_status(qid), "ben", ids).knee_at is None  # someone else's grades are not mine
     grade_all(store, qid, [(d, 0) for d in at_knee.sample[1:]])
-    done = jo.stopping(store.question_status(qid), "asha", ids, docs)
+    done = jo.stopping(store.question_status(qid), "asha", ids)
     # Nothing relevant in 20 of the 105 documents not judged at the knee: the exact hypergeometric
     # bound allows at most 13 relevant among them: P(X = 0 | N=105, R=13, n=20) = 0.053 > 5%, with R=14 0.041.
     assert done.estimate is not None and done.estimate.unjudged == len(ids) - 11
@@ -128,7 +130,7 @@ def test_judging_order_stopping_sample_is_reproducible_and_bounds_what_is_left(s
     # A relevant document found after the knee outside the sample comes off the bound.
     outside = next(d for d in ids if d not in set(docs[:11]) | set(at_knee.sample))
     grade_all(store, qid, [(outside, 3)])
-    assert jo.stopping(store.question_status(qid), "asha", ids, docs).left_upper == 12
+    assert jo.stopping(store.question_status(qid), "asha", ids).left_upper == 12
 
 
 def test_judging_order_likely_complete_when_the_bound_allows_at_most_one():
@@ -161,3 +163,46 @@ def test_judging_order_blind_judging_shows_no_model_rank_nor_retriever_rank(app_
     found = [h for h in card_badges(at) if jo.FOUND_BADGE in h]
     assert len(found) == jo.FIND_MORE + 2 and not any("#" in b for h in found for b in h)  # five, dense's and BM25's next
     assert any("found beyond the pool" in m for m in texts(at.success))
+
+
+def test_judging_order_cards_beyond_the_pool_are_marked_as_such(sample, tmp_path):
+    corpus, _, pool = sample
+    store = open_store(tmp_path / "labeler.db")
+    qid = store.add_question(QUESTION, author="asha").query_id
+    store.set_judgment(qid, "travel-001", 1, annotator="asha")  # a found card graded: judged, not pooled
+    status = store.question_status(qid)
+    from app.label import candidate_views
+    from labeler.candidates import Candidate
+
+    views = candidate_views(corpus, [Candidate(d, {"bm25": i}) for i, d in enumerate(pool, 1)], status, "asha")
+    extra = jo.extra_views(corpus, status, "asha", ["travel-001", "payroll-001", pool[0]], views, hidden=True)
+    assert [v.doc_id for v in extra] == ["payroll-001"]  # the graded one and the pooled one are cards already
+    found = {"travel-001": (jo.FOUND_BADGE,), "payroll-001": (jo.FOUND_BADGE, "BM25 #14")}
+    marked = {v.doc_id: v.badges for v in jo.mark([*views, *extra], found, sample=[pool[1], "payroll-001"])}
+    assert marked["travel-001"] == (jo.FOUND_BADGE,)  # not "added": where it came from stays said
+    assert marked["payroll-001"] == (jo.FOUND_BADGE, "BM25 #14", jo.SAMPLE_BADGE)
+    assert marked[pool[1]] == ("BM25 #2", jo.SAMPLE_BADGE)
+    assert jo.without_ranks([v for v in jo.mark(extra, found, ()) if v.doc_id == "payroll-001"])[0].badges == (jo.FOUND_BADGE,)
+
+
+def test_judging_order_counts_the_scored_questions_resting_on_incomplete_judging(tmp_path):
+    from conftest import import_demo
+
+    store = open_store(tmp_path / "labeler.db")
+    import_demo(store)  # 62 questions graded in a file: no judging order, no estimate
+    imported = "q-0001"
+    ids = [f"d{i:02d}" for i in range(25)]
+    done, half = (store.add_question(f"Question {n}?", author="asha").query_id for n in range(2))
+    grade_all(store, done, [("d00", 2)] + [(d, 0) for d in ids[1:11]])  # the knee: 10 in a row after a relevant one
+    sample = jo.stopping(store.question_status(done), "asha", ids).sample
+    assert sorted(sample) == ids[11:]  # 14 left, fewer than 20: the sample is all of them
+    grade_all(store, done, [(d, 0) for d in sample])
+    assert jo.stopping(store.question_status(done), "asha", ids).note.startswith("**Likely complete**: ≤ 0 relevant")
+    grade_all(store, half, [("d03", 1)])
+    statuses = store.list_questions()
+    by_id = {s.question.query_id: s for s in statuses}
+    assert by_id[imported].judgments and not jo.likely_complete(by_id[imported], ids)
+    assert [jo.likely_complete(by_id[q], ids) for q in (done, half)] == [True, False]
+    assert jo.incomplete_judging(statuses, ids, [done, imported, half]) == 2
+    assert jo.incomplete_judging(statuses, ids, [done]) == 0 and jo.incomplete_note(0, 1) == ""
+    assert jo.incomplete_note(2, 3).startswith("2 of 3 scored questions rest on incomplete judging")

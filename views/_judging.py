@@ -85,9 +85,8 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
     features = stop = None
     if not read_only:  # the judging model and the stopping estimate read this annotator's own grades
         features = judging_features(path, question.question, dense=building is None)
-        pool_order = [c.doc_id for c in candidates]
-        stop = jo.stopping(status, me.name, features.doc_ids, pool_order)
-        sequence = jo.judging_sequence(status, me.name, pool_order)
+        stop = jo.stopping(status, me.name, features.doc_ids)
+        sequence = jo.judging_sequence(status, me.name, [c.doc_id for c in candidates])
     views, hidden = guard(lb.judging_views, s, me, corp, candidates, status, shuffle=mode == "shuffle")
     if stop is not None:
         beyond = jo.extra_views(corp, status, me.name, [*found(qid), *stop.sample], views, hidden=hidden,
