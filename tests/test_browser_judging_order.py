@@ -2,8 +2,10 @@
 estimate, "Find more" adds a document neither retriever listed, a blind annotator sees no rank."""
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
 
 import pytest
 from browser_support import AppServer, grade_option, launch_chromium, sample_embeddings, screenshot, wait_ready, wait_until  # noqa: F401
@@ -18,14 +20,13 @@ QUESTION = "How many vacation days do new employees get?"
 
 @pytest.fixture(scope="module")
 def server(sample_embeddings, tmp_path_factory):
+    """One app for the module, on an empty database beside a copy of the sample corpus's embeddings."""
     home = tmp_path_factory.mktemp("judging-order") / "home"
-    home.mkdir()
-    shutil.copytree(sample_embeddings, home / "cache", dirs_exist_ok=True)
-    store = open_store(home / "labeler.db")
+    shutil.copytree(sample_embeddings, home / "cache")
     app = AppServer(home)
     try:
         app.wait_healthy()
-        yield app, store
+        yield app, open_store(home / "labeler.db")
     finally:
         app.stop()
 
@@ -33,10 +34,10 @@ def server(sample_embeddings, tmp_path_factory):
 @pytest.fixture
 def page(playwright):
     browser = launch_chromium(playwright)
-    page = browser.new_context(viewport={"width": 1360, "height": 900}).new_page()
-    page.set_default_timeout(STEP_MS)
-    yield page
-    browser.close()
+    try:
+        yield browser.new_page(viewport={"width": 1360, "height": 900})
+    finally:
+        browser.close()
 
 
 def cards(page) -> list[str]:
@@ -51,6 +52,7 @@ def stopping_line(page) -> str:
 def test_judging_order_three_grades_reorder_the_rest_and_find_more_goes_beyond_the_pool(server, page):
     app, store = server
     qid = store.add_question(QUESTION, author="asha").query_id
+    page.set_default_timeout(STEP_MS)
     page.goto(app.url + f"/?annotator=asha&q={qid}")
     wait_ready(page)
     page.locator(".st-key-cand-6").wait_for()
@@ -94,3 +96,29 @@ def test_judging_order_three_grades_reorder_the_rest_and_find_more_goes_beyond_t
     ungraded = [i for i, d in enumerate(cards(page)) if d not in graded | {new[0]}]
     for i in ungraded:
         assert not re.search(r"(dense|BM25) #\d", page.locator(f".st-key-cand-{i}").inner_text())
+
+
+def test_judging_order_a_click_on_a_card_the_pending_grade_will_refill_is_refused(server, page):
+    app, store = server
+    qid = store.add_question("Who approves travel abroad?", author="asha").query_id
+    page.set_default_timeout(STEP_MS)
+    page.goto(app.url + f"/?annotator=asha&q={qid}")
+    wait_ready(page)
+    page.locator(".st-key-cand-6").wait_for()
+    shown = cards(page)
+    os.kill(app.proc.pid, signal.SIGSTOP)  # the first grade's answer (which re-fills cards 2, 3, ...) is not in yet
+    try:
+        grade_option(page, 0, 2).click()
+        expect(page.locator(".st-key-cand-0-grade.labeler-saving")).to_be_visible()
+        grade_option(page, 2, 1).click()  # card 3 may hold another document once the answer is in
+        expect(page.locator(".st-key-cand-2-grade.labeler-wait")).to_be_visible()
+        assert page.locator(".st-key-cand-2-grade button[aria-checked=true]").count() == 0
+    finally:
+        os.kill(app.proc.pid, signal.SIGCONT)
+    wait_until(lambda: store.judgments(query_id=qid, annotator="asha"), "the first grade saved")
+    expect(page.locator(".labeler-saving")).to_have_count(0)
+    wait_ready(page)
+    assert [(j.doc_id, j.grade) for j in store.judgments(query_id=qid, annotator="asha")] == [(shown[0], 2)]
+    grade_option(page, 2, 1).click()  # answered: the card shows what it holds now, and takes the click
+    wait_until(lambda: len(store.judgments(query_id=qid, annotator="asha")) == 2, "the second grade saved")
+    assert {j.doc_id: j.grade for j in store.judgments(query_id=qid, annotator="asha")}[cards(page)[2]] == 1
