@@ -223,6 +223,20 @@ def _holes(url: str, collection: str, revision: int, run_id: int):
     return find_holes(CollectionStore(_store(url), collection), run_id)
 
 
+@st.cache_data(show_spinner=False, max_entries=16)
+def _incomplete(url: str, collection: str, revision: int, path: str, signature: str, query_ids: tuple[str, ...]) -> int:
+    from app.judging_order import incomplete_judging
+
+    statuses = CollectionStore(_store(url), collection).list_questions()
+    return incomplete_judging(statuses, [d.doc_id for d in _corpus(path, signature).documents], query_ids)
+
+
+def incomplete_judging(s, path: str, query_ids) -> int:
+    """How many of these questions rest on judging no stopping estimate calls likely complete; read
+    again only after a write."""
+    return guard(_incomplete, default_db_url(), s.collection, guard(s.revision), path, signature(path), tuple(query_ids))
+
+
 def run_holes(s, run_id: int):
     """A saved run's unjudged top-k documents per question; read again only after a write."""
     return guard(_holes, default_db_url(), s.collection, guard(s.revision), run_id)

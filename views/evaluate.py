@@ -6,8 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from app import evaluate as ev
+from app import judging_order as jo
 from views._common import HOLES_PARAM, Keys, actor, guard, score_columns
-from views._loaders import retriever, run_corpus, run_holes, saved_runs, workspace
+from views._loaders import incomplete_judging, retriever, run_corpus, run_holes, saved_runs, workspace
 from views._config_form import config_form
 from views._eval_results import abstention_section, metrics_section, results_heading, scroll_after_run
 from views._systems import endpoint_section, upload_section
@@ -61,7 +62,9 @@ cutoff = v2.selectbox("Cutoff k", ev.CUTOFFS, index=ev.CUTOFFS.index(ev.DEFAULT_
 view = guard(ev.load_run, s, run_id)
 report = view.report
 st.caption(view.caption)
-for warning in (view.stale_warning, view.failed_warning, ev.coverage_warning(report, cutoff)):
+scored = [r.query_id for r in report.scored()]
+for warning in (view.stale_warning, view.failed_warning, ev.coverage_warning(report, cutoff),
+                jo.incomplete_note(incomplete_judging(s, path, scored), len(scored))):
     if warning:
         st.warning(inert(warning))
 if rows := view.missing_rows:
