@@ -271,3 +271,9 @@ def incomplete_note(incomplete: int, scored: int) -> str:
     return (f"{incomplete} of {scored} scored question{'s' if scored != 1 else ''} rest on incomplete judging: no "
             "annotator's stopping estimate (Label page) says \"likely complete: ≤ 1 relevant document left (95%)\", so "
             "relevant documents nobody judged may remain, counted as not relevant; the metrics may move once they are found.")
+
+
+def complete_line(complete: int, questions: int) -> str:
+    """The Golden set page's health line about it."""
+    return (f"Likely complete: {complete} of {questions} question{'s' if questions != 1 else ''} (an annotator's "
+            "stopping estimate on the Label page says ≤ 1 relevant document left, 95%; imported grades never do).")
