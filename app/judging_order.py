@@ -40,13 +40,13 @@ def my_grades(status: QuestionStatus, annotator: str) -> dict[str, int]:
     return {j.doc_id: j.grade for j in status.judgments if j.annotator == annotator}
 
 
-def judging_sequence(status: QuestionStatus, annotator: str, order: Sequence[str] = ()) -> list[tuple[str, int]]:
+def judging_sequence(status: QuestionStatus, annotator: str) -> list[tuple[str, int]]:
     """This annotator's grades in the order first given (a regrade keeps its place), so the stopping
-    rule reads the same sequence after a restart. Times have second precision: grades of the same
-    second go in `order` (the cards' order), then by doc id."""
-    at = {d: i for i, d in enumerate(order)}
+    rule reads the same sequence on every page and after a restart. Times have second precision:
+    grades of the same second go by doc id, never by anything a page shows, such as the pool (which
+    changes when the dense index becomes ready)."""
     mine = [j for j in status.judgments if j.annotator == annotator]
-    return [(j.doc_id, j.grade) for j in sorted(mine, key=lambda j: (j.created_at, at.get(j.doc_id, len(at)), j.doc_id))]
+    return [(j.doc_id, j.grade) for j in sorted(mine, key=lambda j: (j.created_at, j.doc_id))]
 
 
 # --------------------------------------------------------------------------- the order of the cards
@@ -69,8 +69,9 @@ def arrange(previous: Layout | None, candidates: Sequence[str], mine: Mapping[st
     `candidates`: every card to show; `mine`: the annotator's grades; `rank(ungraded)`: those
     documents most likely relevant first (the model); `focus`: the focused card's place in
     `previous`; `first`: ungraded documents placed before the model's choice (the stopping sample,
-    in its order). No earlier layout: the graded cards in the order given, then the ranked rest. An
-    unchanged layout (same grades, same cards) is kept as it is, without asking the model.
+    in its order). No earlier layout (a new session, a restart): each graded card where `candidates`
+    has it (the pool's order, as the annotator's other tabs show it), the ranked rest in the other
+    places. An unchanged layout (same grades, same cards) is kept as it is, without asking the model.
     """
     wanted = set(candidates)
     if previous is not None and dict(previous.grades) == dict(mine) and set(previous.doc_ids) == wanted:
@@ -79,9 +80,9 @@ def arrange(previous: Layout | None, candidates: Sequence[str], mine: Mapping[st
     ranked = rank(ungraded) if ungraded else []
     ranks = {d: i for i, d in enumerate(ranked, start=1)}
     front = [d for d in dict.fromkeys(first) if d in wanted and d not in mine]
-    if previous is None:
-        placed = [d for d in mine if d in wanted]  # `mine` in the order given (judging_sequence)
-        return Layout(tuple(placed + front + [d for d in ranked if d not in front]), dict(mine), ranks)
+    if previous is None:  # a new session: graded cards where the pool has them, the model's order in between
+        fill_iter = iter(front + [d for d in ranked if d not in front])
+        return Layout(tuple(d if d in mine else next(fill_iter) for d in candidates), dict(mine), ranks)
     kept = [d for d in previous.doc_ids if d in wanted]
     changed = [i for i, d in enumerate(kept) if previous.grades.get(d) != mine.get(d)]
     cut = max(changed) + 1 if changed else min(focus + 1, len(kept))
@@ -221,9 +222,7 @@ class Stopping:
 def stopping(status: QuestionStatus, annotator: str, doc_ids: Sequence[str], rule: StoppingRule = RULE) -> Stopping:
     """The stopping estimate for this annotator on this question (method: labeler.judging.stopping).
 
-    The knee is found on the annotator's grades in the order given (`judging_sequence`; grades of the
-    same second by doc id, never by anything a page shows, such as the pool, which changes when the
-    dense index becomes ready); the sample is drawn from the documents of the corpus (`doc_ids`) they
+    The knee is found on the annotator's grades in the order given (`judging_sequence`); the sample is drawn from the documents of the corpus (`doc_ids`) they
     had not judged then, seeded by the question id and that count, so it is the same on every rerun,
     on every page and after a restart, whatever happens on other questions."""
     sequence = judging_sequence(status, annotator)

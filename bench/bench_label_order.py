@@ -71,7 +71,7 @@ def layer_costs(corpus_path: Path, question: str, relevant: set[str], grades: in
     layout, cpu, wall, stop_cpu = None, [], [], []
     for n in range(grades):
         status = store.question_status(qid)
-        mine = dict(jo.judging_sequence(status, "bench", pool))
+        mine = jo.my_grades(status, "bench")
         c0, w0 = time.process_time(), time.perf_counter()
         layout = jo.arrange(layout, pool, mine, jo.model_order(features, qid, mine), focus=n)
         c1 = time.process_time()

@@ -86,14 +86,14 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
     if not read_only:  # the judging model and the stopping estimate read this annotator's own grades
         features = judging_features(path, question.question, dense=building is None)
         stop = jo.stopping(status, me.name, features.doc_ids)
-        sequence = jo.judging_sequence(status, me.name, [c.doc_id for c in candidates])
+        graded = jo.my_grades(status, me.name)
     views, hidden = guard(lb.judging_views, s, me, corp, candidates, status, shuffle=mode == "shuffle")
     if stop is not None:
         beyond = jo.extra_views(corp, status, me.name, [*found(qid), *stop.sample], views, hidden=hidden,
                                 shuffle=mode == "shuffle")
         views = jo.mark([*views, *beyond], found(qid), stop.sample)
         if mode == "active":
-            views = arranged(qid, views, sequence, features, show_model=not hidden,
+            views = arranged(qid, views, graded, features, show_model=not hidden,
                              first=stop.sample if stop.estimate is None else ())
     if hidden or mode == "shuffle":  # no rank to anchor on before the grade
         views = jo.without_ranks(views)
@@ -125,7 +125,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
     if views:
         kb.show_focus(focus)
     if features is not None:
-        find_more_button(qid, features, dict(sequence), [v.doc_id for v in views])
+        find_more_button(qid, features, graded, [v.doc_id for v in views])
 
     st.subheader("Find another document", anchor=False)
     query = st.text_input("Search the corpus by keyword or document id", key="keyword",

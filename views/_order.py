@@ -42,11 +42,10 @@ def found(qid: str) -> dict[str, tuple[str, ...]]:
     return st.session_state.get(FOUND, {}).get(qid, {})
 
 
-def arranged(qid: str, views: Sequence[CandidateView], sequence: Sequence[tuple[str, int]], features: QuestionFeatures,
+def arranged(qid: str, views: Sequence[CandidateView], mine: Mapping[str, int], features: QuestionFeatures,
              *, first: Sequence[str], show_model: bool) -> list[CandidateView]:
     """The views most likely relevant first, laid out from the last layout of this question (app.judging_order.arrange)."""
     layouts: dict = st.session_state.setdefault(LAYOUTS, {})
-    mine = dict(sequence)
     layout = jo.arrange(layouts.get(qid), [v.doc_id for v in views], mine, jo.model_order(features, qid, mine),
                         focus=st.session_state.get(Keys.FOCUS, 0), first=first)
     layouts.pop(qid, None)
