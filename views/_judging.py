@@ -106,7 +106,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         (st.warning if kind == "warning" else st.info)(note)
     if not hidden:  # blind judging: the retrievers' scores would bias the judge until the question is finished
         metric_preview(qid, status, candidates, ["dense", "bm25"] + ([extra] if extra else []))
-    if stop is not None:
+    if stop is not None and stop.knee_at is not None:  # the sample to judge, or the estimate: above the cards
         stopping_note(stop)
 
     def grade(doc_id: str, value: int | None, advance: bool = False) -> None:
@@ -123,7 +123,9 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         candidate_card(view, i + 1, f"cand-{i}", grade, focused=i == focus, unanswerable=mine,
                        read_only=read_only)
     if views:
-        kb.show_focus(focus)
+        kb.show_focus(focus, reorders=mode == "active" and stop is not None)
+    if stop is not None and stop.knee_at is None:  # until the knee, a line under the cards (the first card stays in view)
+        stopping_note(stop)
     if features is not None:
         find_more_button(qid, features, graded, [v.doc_id for v in views])
 

@@ -20,7 +20,7 @@ SCROLL_PENDING = "_scroll_to_focus"
 # replaces it, so the outline of an earlier focus would stay.
 # The selected grade is filled, so a card's grade reads at a glance (the segmented control's own
 # selected look is a pale tint); it rides on the focus mark's <style>, adding no element.
-MARK = ('<span hidden data-focus-mark="{n}"></span>'
+MARK = ('<span hidden data-focus-mark="{n}"{reorders}></span>'
         "<style>.st-key-cand-{n} {{ outline: 2px solid #1c83e1; outline-offset: 3px; }}"
         '[class*="st-key-cand-"] button[aria-checked="true"], [class*="st-key-hit-"] button[aria-checked="true"] '
         "{{ background: #ff4b4b !important; border-color: #ff4b4b !important; color: #fff; }}"
@@ -65,15 +65,17 @@ def undo(s: Store, me: Actor, corpus: Corpus | None = None) -> None:
         st.session_state[Keys.QUESTION] = qid
 
 
-def show_focus(n: int) -> None:
+def show_focus(n: int, *, reorders: bool = False) -> None:
     """Outline card n (0-based); after a keyboard move, also scroll it into view (the focus must be
-    where the eyes are), but never on a plain rerun, which would make the page jump."""
+    where the eyes are), but never on a plain rerun, which would make the page jump. `reorders`: a
+    grade's answer re-fills the ungraded cards after it (most likely relevant first), which the key
+    queue reads to hold clicks on them until it is in."""
+    mark = MARK.format(n=n, reorders=" data-reorders" if reorders else "")
     if not st.session_state.pop(SCROLL_PENDING, False):
-        st.html(MARK.format(n=n))
+        st.html(mark)
         return
     st.session_state["_scroll_nonce"] = st.session_state.get("_scroll_nonce", 0) + 1
-    st.html(MARK.format(n=n) + SCROLL.format(n=n, nonce=st.session_state["_scroll_nonce"]),
-            unsafe_allow_javascript=True)
+    st.html(mark + SCROLL.format(n=n, nonce=st.session_state["_scroll_nonce"]), unsafe_allow_javascript=True)
 
 
 # Keys pressed while the app is still answering the last one used to be lost (presses 60-150 ms
@@ -117,8 +119,7 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
   // Bounded: a quick answer may pass between two looks at the run state, and then `saving` is not emptied.
   let savedAt = 0;
   const refilling = (card) => {
-    if (!saving.length || Date.now() - savedAt > 1500 ||
-        !/Most likely relevant first/.test(document.querySelector('.st-key-judging_order')?.textContent || '')) return false;
+    if (!saving.length || Date.now() - savedAt > 1500 || !document.querySelector('[data-focus-mark][data-reorders]')) return false;
     const graded = saving.map(slot).filter((n) => n >= 0);
     return graded.length > 0 && slot(card) > Math.min(...graded) && !card.querySelector('button[aria-checked="true"]');
   };
