@@ -6,6 +6,8 @@ and a second digit never overwrites it. U (or the Undo button) puts back the gra
 action replaced, on whichever question it was."""
 from __future__ import annotations
 
+import secrets
+
 import streamlit as st
 
 from app import label as lb
@@ -20,7 +22,7 @@ SCROLL_PENDING = "_scroll_to_focus"
 # replaces it, so the outline of an earlier focus would stay.
 # The selected grade is filled, so a card's grade reads at a glance (the segmented control's own
 # selected look is a pale tint); it rides on the focus mark's <style>, adding no element.
-MARK = ('<span hidden data-focus-mark="{n}"{reorders}></span>'
+MARK = ('<span hidden data-focus-mark="{n}" data-run="{run}"{reorders}></span>'
         "<style>.st-key-cand-{n} {{ outline: 2px solid #1c83e1; outline-offset: 3px; }}"
         '[class*="st-key-cand-"] button[aria-checked="true"], [class*="st-key-hit-"] button[aria-checked="true"] '
         "{{ background: #ff4b4b !important; border-color: #ff4b4b !important; color: #fff; }}"
@@ -70,7 +72,7 @@ def show_focus(n: int, *, reorders: bool = False) -> None:
     where the eyes are), but never on a plain rerun, which would make the page jump. `reorders`: a
     grade's answer re-fills the ungraded cards after it (most likely relevant first), which the key
     queue reads to hold clicks on them until it is in."""
-    mark = MARK.format(n=n, reorders=" data-reorders" if reorders else "")
+    mark = MARK.format(n=n, run=secrets.token_hex(4), reorders=" data-reorders" if reorders else "")
     if not st.session_state.pop(SCROLL_PENDING, False):
         st.html(mark)
         return
@@ -116,10 +118,12 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
   // after the graded one with other documents. Until it is in, a click on one of those would land on
   // whatever document the answer puts there, unseen: it is refused (said beside the card), not sent.
   const slot = (el) => { const m = /st-key-cand-(\d+)-grade/.exec(el.className); return m ? +m[1] : -1; };
-  // Bounded: a quick answer may pass between two looks at the run state, and then `saving` is not emptied.
-  let savedAt = 0;
+  // Answered means a run has drawn the page since the click: the focus mark carries a token new each run
+  // (looking at the run state alone can miss a quick run, and a restarted server's first run draws anew).
+  const run = () => document.querySelector('[data-focus-mark]')?.getAttribute('data-run');
+  let savedRun = null;
   const refilling = (card) => {
-    if (!saving.length || Date.now() - savedAt > 1500 || !document.querySelector('[data-focus-mark][data-reorders]')) return false;
+    if (!saving.length || run() !== savedRun || !document.querySelector('[data-focus-mark][data-reorders]')) return false;
     const graded = saving.map(slot).filter((n) => n >= 0);
     return graded.length > 0 && slot(card) > Math.min(...graded) && !card.querySelector('button[aria-checked="true"]');
   };
@@ -132,7 +136,7 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
     if (!card || !e.target.closest('button[role=radio]')) return;
     if (refilling(card)) { e.preventDefault(); e.stopImmediatePropagation(); refuse(card); return; }
     card.classList.add('labeler-saving');
-    saving.push(card); savingRun = false; savedAt = Date.now();
+    saving.push(card); savingRun = false; savedRun = run();
   }, true);
   let scrollAfter = false;  // a digit's click: once answered, the next card to grade is scrolled into view
   const settle = () => {
