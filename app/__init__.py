@@ -1,4 +1,4 @@
-"""The app layer: what each page shows and does, typed, between `views/` and the core + `storage/`.
+"""The app layer: what each page shows and does, typed, between `pages/` and the core + `storage/`.
 
 One module per page (`label`, `corpus`, `golden_set`, `evaluate`, `compare`) plus `workspace`
 (which corpus the app has open). UI wording lives beside its page here, not in the core. Never

@@ -38,7 +38,8 @@ def candidate_card(view: CandidateView, n: int, key: str, on_grade: Grade, *, fo
         meta = " · ".join(f"{inert(k)}: {inert(v)}" for k, v in view.metadata.items())
         others = " · ".join(f"{inert(a)}: {g}" for a, g in view.others.items())
         full = "<br>".join(inert(line) for line in view.text.splitlines())
-        st.markdown(f"{KEYS_GATE if n == 1 and key.startswith('cand-') else ''}"
+        # The gate's <style> is an HTML block: on the title's line it would swallow the Markdown after it.
+        st.markdown(f"{KEYS_GATE + chr(10) * 2 if n == 1 and key.startswith('cand-') else ''}"
                     f"{'▶ ' if focused else ''}**{n}. {view.title_markup}** &nbsp; {_badges(view)}\n\n"
                     f"{view.snippet_markup}\n\n"
                     f"<small><code>{inert(view.doc_id)}</code>{f' · {meta}' if meta else ''}"

@@ -4,12 +4,16 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from labeler_app import judging_order as jo
 from labeler_app.golden_set import GoldenOverview
 from labeler_app.text import inert
+from labeler_pages._common import guard
+from labeler_pages._loaders import incomplete_judging
 
 
-def health_section(view: GoldenOverview) -> None:
-    """Question count and unanswerable share against their targets, then the details."""
+def health_section(view: GoldenOverview, s=None, path: str = "") -> None:
+    """Question count and unanswerable share against their targets, how many questions are likely
+    complete (with the store `s` and corpus `path`), then the details."""
     health = view.health
     st.subheader("Health", anchor=False)
     h1, h2, h3, h4 = st.columns(4)
@@ -28,6 +32,8 @@ def health_section(view: GoldenOverview) -> None:
                    "the Adjudicate page.")
     if view.n_with_import:
         h4.caption(f"+ {view.n_with_import} with the imported grades (not counted; listed under Disagreements)")
+    if s is not None and (ids := [q.query_id for q in guard(s.question_index)]):
+        st.caption(jo.complete_line(len(ids) - incomplete_judging(s, path, ids), len(ids)))
     for warning in [*health.warnings(), view.stale]:
         if warning:
             st.warning(warning)

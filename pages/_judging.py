@@ -12,6 +12,7 @@ import streamlit as st
 from labeler.candidates import with_ranking
 from labeler.corpus import Corpus
 from labeler.status import Status
+from labeler_app import judging_order as jo
 from labeler_app import label as lb
 from labeler_app.access import Actor, Can
 from labeler_app.text import inert
@@ -19,7 +20,8 @@ from labeler_pages import _keyboard as kb
 from labeler_pages._cards import candidate_card, keyboard_bar
 from labeler_pages._common import Keys, act, guard, guarded, show_flash
 from labeler_pages._holes import holes_bar
-from labeler_pages._loaders import bm25_pooled, dense_status, keyword_hits, pooled, run_holes
+from labeler_pages._loaders import bm25_pooled, dense_status, judging_features, keyword_hits, pooled, run_holes
+from labeler_pages._order import arranged, find_more_button, found, order_control, stopping_note
 from labeler_pages._pooling import system_ranks
 from labeler_pages._preview import metric_preview
 from labeler_pages._restart import refuse_unsaved
@@ -58,15 +60,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         st.rerun(scope="app")  # the picker's marks and the counts above change too
     question = status.question
     options = st.columns([2, 2, 5], vertical_alignment="center")
-    if "shuffle" not in st.session_state:  # a reload (or a link) keeps it: it is in the URL
-        st.session_state["shuffle"] = st.query_params.get("shuffle") == "1"
-    shuffle = options[0].toggle("Shuffle candidates", key="shuffle", help="A stable random order per question, "
-                                "so the retrievers' ranking does not bias your grades.")
-    if shuffle != (st.query_params.get("shuffle") == "1"):
-        if shuffle:
-            st.query_params["shuffle"] = "1"
-        else:
-            del st.query_params["shuffle"]
+    mode = order_control(options[0])
     mine = status.votes_unanswerable(me.name)
     mark = not mine
     options[1].button("Mark unanswerable" if mark else "Unmark unanswerable", key="unanswerable",
@@ -87,7 +81,22 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         holes = run_holes(s, run_id)
         candidates = with_ranking(candidates, holes.badge, holes.ranks(qid), first=True)
         holes_bar(holes, qid)
-    views, hidden = guard(lb.judging_views, s, me, corp, candidates, status, shuffle=shuffle)
+        mode = "retriever" if mode == "active" else mode  # the holes are what this pass judges: they stay first
+    features = stop = None
+    if not read_only:  # the judging model and the stopping estimate read this annotator's own grades
+        features = judging_features(path, question.question, dense=building is None)
+        stop = jo.stopping(status, me.name, features.doc_ids)
+        graded = jo.my_grades(status, me.name)
+    views, hidden = guard(lb.judging_views, s, me, corp, candidates, status, shuffle=mode == "shuffle")
+    if stop is not None:
+        beyond = jo.extra_views(corp, status, me.name, [*found(qid), *stop.sample], views, hidden=hidden,
+                                shuffle=mode == "shuffle")
+        views = jo.mark([*views, *beyond], found(qid), stop.sample)
+        if mode == "active":
+            views = arranged(qid, views, graded, features, show_model=not hidden,
+                             first=stop.sample if stop.estimate is None else ())
+    if hidden or mode == "shuffle":  # no rank to anchor on before the grade
+        views = jo.without_ranks(views)
     progress = lb.label_progress(index, views, guard(s.judged_by, me.name))
     options[2].progress(progress.share, text=progress.text)
 
@@ -97,6 +106,8 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         (st.warning if kind == "warning" else st.info)(note)
     if not hidden:  # blind judging: the retrievers' scores would bias the judge until the question is finished
         metric_preview(qid, status, candidates, ["dense", "bm25"] + ([extra] if extra else []))
+    if stop is not None and stop.knee_at is not None:  # the sample to judge, or the estimate: above the cards
+        stopping_note(stop)
 
     def grade(doc_id: str, value: int | None, advance: bool = False) -> None:
         kb.grade(s, me, qid, views, doc_id, value, advance, corp)
@@ -112,7 +123,11 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         candidate_card(view, i + 1, f"cand-{i}", grade, focused=i == focus, unanswerable=mine,
                        read_only=read_only)
     if views:
-        kb.show_focus(focus)
+        kb.show_focus(focus, reorders=mode == "active" and stop is not None)
+    if stop is not None and stop.knee_at is None:  # until the knee, a line under the cards (the first card stays in view)
+        stopping_note(stop)
+    if features is not None:
+        find_more_button(qid, features, graded, [v.doc_id for v in views])
 
     st.subheader("Find another document", anchor=False)
     query = st.text_input("Search the corpus by keyword or document id", key="keyword",

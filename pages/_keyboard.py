@@ -6,6 +6,8 @@ and a second digit never overwrites it. U (or the Undo button) puts back the gra
 action replaced, on whichever question it was."""
 from __future__ import annotations
 
+import secrets
+
 import streamlit as st
 
 from labeler.corpus import Corpus
@@ -20,7 +22,7 @@ SCROLL_PENDING = "_scroll_to_focus"
 # replaces it, so the outline of an earlier focus would stay.
 # The selected grade is filled, so a card's grade reads at a glance (the segmented control's own
 # selected look is a pale tint); it rides on the focus mark's <style>, adding no element.
-MARK = ('<span hidden data-focus-mark="{n}"></span>'
+MARK = ('<span hidden data-focus-mark="{n}" data-run="{run}"{reorders}></span>'
         "<style>.st-key-cand-{n} {{ outline: 2px solid #1c83e1; outline-offset: 3px; }}"
         '[class*="st-key-cand-"] button[aria-checked="true"], [class*="st-key-hit-"] button[aria-checked="true"] '
         "{{ background: #ff4b4b !important; border-color: #ff4b4b !important; color: #fff; }}"
@@ -65,15 +67,17 @@ def undo(s: Store, me: Actor, corpus: Corpus | None = None) -> None:
         st.session_state[Keys.QUESTION] = qid
 
 
-def show_focus(n: int) -> None:
+def show_focus(n: int, *, reorders: bool = False) -> None:
     """Outline card n (0-based); after a keyboard move, also scroll it into view (the focus must be
-    where the eyes are), but never on a plain rerun, which would make the page jump."""
+    where the eyes are), but never on a plain rerun, which would make the page jump. `reorders`: a
+    grade's answer re-fills the ungraded cards after it (most likely relevant first), which the key
+    queue reads to hold clicks on them until it is in."""
+    mark = MARK.format(n=n, run=secrets.token_hex(4), reorders=" data-reorders" if reorders else "")
     if not st.session_state.pop(SCROLL_PENDING, False):
-        st.html(MARK.format(n=n))
+        st.html(mark)
         return
     st.session_state["_scroll_nonce"] = st.session_state.get("_scroll_nonce", 0) + 1
-    st.html(MARK.format(n=n) + SCROLL.format(n=n, nonce=st.session_state["_scroll_nonce"]),
-            unsafe_allow_javascript=True)
+    st.html(mark + SCROLL.format(n=n, nonce=st.session_state["_scroll_nonce"]), unsafe_allow_javascript=True)
 
 
 # Keys pressed while the app is still answering the last one used to be lost (presses 60-150 ms
@@ -93,9 +97,10 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
 .labeler-saving[class*="st-key-"] button[aria-checked="true"] { background: repeating-linear-gradient(135deg, #fff 0 6px,
   #ffd6d6 6px 12px) !important; border: 2px dashed #ff4b4b !important; }
 .labeler-saving[class*="st-key-"] button[aria-checked="true"] p { color: #a30000 !important; }
-.labeler-saving[class*="st-key-"] { position: relative; }
-.labeler-saving[class*="st-key-"]::after { content: "saving…"; position: absolute; left: 100%; top: 50%;
-  transform: translateY(-50%); margin-left: 0.75rem; white-space: nowrap; font-size: 0.85rem; color: #a30000; }</style><script>
+.labeler-saving[class*="st-key-"], .labeler-wait[class*="st-key-"] { position: relative; }
+.labeler-saving[class*="st-key-"]::after, .labeler-wait[class*="st-key-"]::after { content: "saving…"; position: absolute;
+  left: 100%; top: 50%; transform: translateY(-50%); margin-left: 0.75rem; white-space: nowrap; font-size: 0.85rem; color: #a30000; }
+.labeler-wait[class*="st-key-"]::after { content: "re-ordering: click again"; }</style><script>
 (() => {
   const w = window;
   document.body.classList.add('labeler-keys');  // the cards show from now on (pages/_cards.py KEYS_GATE)
@@ -109,11 +114,29 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
   // not filled. With the server gone (a restart) it stays so until the page is drawn again.
   let saving = [];
   let savingRun = false;
+  // Most likely relevant first (app/judging_order.py): the answer to a grade re-fills the ungraded cards
+  // after the graded one with other documents. Until it is in, a click on one of those would land on
+  // whatever document the answer puts there, unseen: it is refused (said beside the card), not sent.
+  const slot = (el) => { const m = /st-key-cand-(\d+)-grade/.exec(el.className); return m ? +m[1] : -1; };
+  // Answered means a run has drawn the page since the click: the focus mark carries a token new each run
+  // (looking at the run state alone can miss a quick run, and a restarted server's first run draws anew).
+  const run = () => document.querySelector('[data-focus-mark]')?.getAttribute('data-run');
+  let savedRun = null;
+  const refilling = (card) => {
+    if (!saving.length || run() !== savedRun || !document.querySelector('[data-focus-mark][data-reorders]')) return false;
+    const graded = saving.map(slot).filter((n) => n >= 0);
+    return graded.length > 0 && slot(card) > Math.min(...graded) && !card.querySelector('button[aria-checked="true"]');
+  };
+  const refuse = (card) => {
+    card.classList.add('labeler-wait');
+    setTimeout(() => card.classList.remove('labeler-wait'), 1200);
+  };
   document.addEventListener('click', (e) => {
     const card = e.target.closest && e.target.closest('[class*="st-key-cand-"], [class*="st-key-hit-"]');
     if (!card || !e.target.closest('button[role=radio]')) return;
+    if (refilling(card)) { e.preventDefault(); e.stopImmediatePropagation(); refuse(card); return; }
     card.classList.add('labeler-saving');
-    saving.push(card); savingRun = false;
+    saving.push(card); savingRun = false; savedRun = run();
   }, true);
   let scrollAfter = false;  // a digit's click: once answered, the next card to grade is scrolled into view
   const settle = () => {
@@ -136,6 +159,7 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
       '.st-key-cand-' + mark.getAttribute('data-focus-mark') + '-grade button[role=radio]') : [];
     const option = [...options].find((b) => b.textContent.trim().startsWith(key + ' '));
     if (!option || option.disabled) return false;
+    if (refilling(option.closest('[class*="st-key-cand-"]'))) return 'wait';  // after the answer re-fills the cards
     if (option.getAttribute('aria-checked') !== 'true') { option.click(); scrollAfter = true; hold(1500); }
     return true;
   };
@@ -181,10 +205,18 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
       return;
     }
     if (e.__replayed || !ours(e)) return;
-    if (busy() || waiting || q.length || e.target === left) {  // from the box just left: replayed once it is blurred
+    const queue = () => {
       e.stopImmediatePropagation(); e.preventDefault();
       q.push({key: e.key, code: e.code, keyCode: e.keyCode, first: Date.now()});
-    } else if (gradeDirect(e.key)) {
+    };
+    if (busy() || waiting || q.length || e.target === left) {  // from the box just left: replayed once it is blurred
+      queue();
+      return;
+    }
+    const direct = gradeDirect(e.key);
+    if (direct === 'wait') {
+      queue();
+    } else if (direct) {
       e.stopImmediatePropagation(); e.preventDefault();
     } else {
       e.__item = {key: e.key, code: e.code, keyCode: e.keyCode, first: Date.now()};
@@ -206,7 +238,9 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
     }
     if (!q.length || busy() || Date.now() < retryAt) return;
     const k = q.shift();
-    if (gradeDirect(k.key)) return;
+    const direct = gradeDirect(k.key);
+    if (direct === 'wait') { q.unshift(k); retryAt = Date.now() + 50; return; }
+    if (direct) return;
     hold(1500);
     for (const type of ['keydown', 'keyup']) {
       const ev = new KeyboardEvent(type, {key: k.key, code: k.code, keyCode: k.keyCode, which: k.keyCode,

@@ -180,6 +180,31 @@ def pooled(path: str, question: str, config: RunConfig = LABEL_CONFIG):
     return guard(_pooled, path, config.build().to_json(), question, signature(path))
 
 
+@st.cache_resource(show_spinner=False, max_entries=4)
+def _corpus_text(path: str, signature: str):
+    from labeler.judging import CorpusText
+
+    return CorpusText.of(_corpus(path, signature))
+
+
+# A question's features hold a copy of the corpus's tf-idf rows (SciFact: ~10 MB): a few questions at a time.
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _judging_features(path: str, build_json: str, question: str, signature: str, dense: bool):
+    from labeler.judging import question_features
+    from labeler.judging.features import retriever_scores
+
+    retriever = (_retriever if dense else _bm25_retriever)(path, build_json, signature)
+    return question_features(_corpus_text(path, signature), question,
+                             retriever_scores(retriever, [question], dense=dense)[0])
+
+
+def judging_features(path: str, question: str, *, dense: bool, config: RunConfig = LABEL_CONFIG):
+    """What the judging model reads for a question (labeler.judging): the corpus's tf-idf, built once
+    per corpus and process, and dense (`dense`: its index is ready) and BM25 scores of every document,
+    once per question."""
+    return guard(_judging_features, path, config.build().to_json(), question, signature(path), dense)
+
+
 @st.cache_resource(show_spinner=False, max_entries=256)
 def _search(path: str, query: str, question: str, signature: str):
     return tuple(search_results(_corpus(path, signature), query, question))
@@ -200,6 +225,20 @@ def _holes(url: str, collection: str, revision: int, run_id: int):
     from labeler_app.holes import find_holes
 
     return find_holes(CollectionStore(_store(url), collection), run_id)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _incomplete(url: str, collection: str, revision: int, path: str, signature: str, query_ids: tuple[str, ...]) -> int:
+    from labeler_app.judging_order import incomplete_judging
+
+    statuses = CollectionStore(_store(url), collection).list_questions()
+    return incomplete_judging(statuses, [d.doc_id for d in _corpus(path, signature).documents], query_ids)
+
+
+def incomplete_judging(s, path: str, query_ids) -> int:
+    """How many of these questions rest on judging no stopping estimate calls likely complete; read
+    again only after a write."""
+    return guard(_incomplete, default_db_url(), s.collection, guard(s.revision), path, signature(path), tuple(query_ids))
 
 
 def run_holes(s, run_id: int):

@@ -6,11 +6,12 @@ import pandas as pd
 import streamlit as st
 
 from labeler_app import evaluate as ev
+from labeler_app import judging_order as jo
 from labeler_app.text import inert
 from labeler_pages._common import HOLES_PARAM, Keys, actor, guard, score_columns
 from labeler_pages._config_form import config_form
 from labeler_pages._eval_results import abstention_section, metrics_section, results_heading, scroll_after_run
-from labeler_pages._loaders import retriever, run_corpus, run_holes, saved_runs, workspace
+from labeler_pages._loaders import incomplete_judging, retriever, run_corpus, run_holes, saved_runs, workspace
 from labeler_pages._pages import page_path
 from labeler_pages._systems import endpoint_section, upload_section
 
@@ -63,7 +64,9 @@ just = st.session_state.pop(Keys.JUST_RUN, None)  # computed on this rerun: show
 view = just if just is not None and just.record.run_id == run_id else guard(ev.load_run, s, run_id)
 report = view.report
 st.caption(view.caption)
-for warning in (view.stale_warning, view.failed_warning, ev.coverage_warning(report, cutoff)):
+scored = [r.query_id for r in report.scored()]
+for warning in (view.stale_warning, view.failed_warning, ev.coverage_warning(report, cutoff),
+                jo.incomplete_note(incomplete_judging(s, path, scored), len(scored))):
     if warning:
         st.warning(inert(warning))
 if rows := view.missing_rows:

@@ -34,7 +34,7 @@ def _downloads(url: str, rev: int, who):
 view = guard(gs.for_actor, guard(_overview, s.cache_key, revision), s, me)
 if not gs.sees_others(s, me):
     st.info(gs.BLIND_NOTE)
-health_section(view)
+health_section(view, s, path)
 progress_section(guard(gs.progress_rows, s))
 if view.rows and gs.sees_others(s, me):  # blind judging: the consensus it scores stays hidden
     set_preview_section(s, path)

@@ -47,7 +47,7 @@ def free_port() -> int:
 
 class AppServer:
     """`streamlit run streamlit_app.py` (or `script`: team_app.py, the team server) as `labeler app` starts
-    it (views/_serve.py), in its own process group, against `home` as LABELER_HOME."""
+    it (edge/_serve.py), in its own process group, against `home` as LABELER_HOME."""
 
     def __init__(self, home: Path, *, corpus: str | None = None, log: Path | None = None,
                  port: int | None = None, script: str = "streamlit_app.py") -> None:

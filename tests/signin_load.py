@@ -132,7 +132,7 @@ _people = itertools.count()
 
 def real_sign_in(url: str, email: str, password: str) -> SignInTime:
     """A real user's sign-in in a new session, from a client of its own (each a colleague at their own
-    machine: one machine signing in twice a second would be paced, views/_visitors.py); an
+    machine: one machine signing in twice a second would be paced, pages/_visitors.py); an
     AssertionError when it did not sign in."""
     n = next(_people)
     client = f"10.1.{n // 250}.{n % 250 + 1}"

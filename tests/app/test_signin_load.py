@@ -6,7 +6,7 @@ Streamlit protocol (tests/streamlit_client.py); then five more at an address tha
 so every try is refused unchecked. Before labeler_app.throttle.HashGate every attempt checked its password
 at once, all at the same time: each check takes argon2id's 64 MiB and a core, so the server's
 memory grew by 64 MiB per sprayer and a real sign-in waited for the sprayers' checks; before
-views/_visitors.py a refused try was answered at once, and the sprayers looped on ~50 a second.
+pages/_visitors.py a refused try was answered at once, and the sprayers looped on ~50 a second.
 """
 from __future__ import annotations
 

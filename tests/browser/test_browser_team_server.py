@@ -3,7 +3,7 @@
 1. An admin's upload still arrives through its gate on uploads (only sessions signed in as someone
    who may upload may PUT a file), and imports.
 2. A signed-in tab does not outlive its sign-in: the Label page's judging area is
-a fragment, whose reruns skip the entry script and its sign-in check, so views/_common.guarded checks
+a fragment, whose reruns skip the entry script and its sign-in check, so pages/_common.guarded checks
 the session again there. A user demoted or disabled while their tab is open (either ends their
 sessions) gets the sign-in form at their next keystroke in that area, not only at their next grade."""
 from __future__ import annotations

@@ -42,6 +42,7 @@ def test_golden_set_table_filter_and_health(app_home):
     assert len(table) == 62
     assert at.metric[0].value == "62"
     assert at.metric[1].value == "15%"  # 9 unanswerable of 62, inside the 10-20% target
+    assert any(c.startswith("Likely complete: 0 of 62 questions") for c in texts(at.caption))  # imported grades
     at.text_input(key="golden_filter").input("vacation").run()
     rows = gs.filter_rows(gs.overview(open_store()).rows, text="vacation")
     assert 0 < len(rows) < 62

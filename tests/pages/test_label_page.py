@@ -63,17 +63,20 @@ def test_label_load_demo_golden_set_opens_it_in_its_own_collection(app_home):
 
 def test_label_grade_click_is_saved_at_once_and_survives_a_new_session(app_home):
     at = add_question(open_app(annotator="asha"))
-    doc0, doc1 = candidate_doc(at, 0), candidate_doc(at, 1)
+    doc0 = candidate_doc(at, 0)
     assert "dense #" in at.markdown[0].value or any("dense #" in m.value for m in at.markdown)
     grade_card(at, 0, 3)
+    doc1 = candidate_doc(at, 1)  # most likely relevant first: the cards after a grade are ordered anew
     grade_card(at, 1, 0)
     assert not at.exception
     grades = {j.doc_id: (j.grade, j.annotator) for j in open_store().judgments(query_id="q-0001")}
     assert grades == {doc0: (3, "asha"), doc1: (0, "asha")}
 
     again = open_app(annotator="asha")  # a new session: nothing comes from session state
-    assert card_grade(again, 0) == 3
-    assert card_grade(again, 1) == 0
+    shown = card_ids(again)
+    assert card_grade(again, shown.index(doc0)) == 3
+    assert card_grade(again, shown.index(doc1)) == 0
+    assert shown[0] == doc0  # the pool's first: a graded card is where the pool has it
     assert any("You: 1 / 1 questions judged" in p.proto.text for p in again.get("progress"))
 
 
@@ -127,30 +130,32 @@ def test_label_unanswerable_question_disables_relevant_grades(app_home):
 def test_label_shuffle_keeps_the_candidates_in_another_stable_order(app_home):
     at = add_question(open_app(annotator="asha"))
     n = len(card_ids(at))
+    at.selectbox(key="judging_order").set_value("retriever").run()
     ranked = [candidate_doc(at, i) for i in range(n)]
-    at.toggle(key="shuffle").set_value(True).run()
+    at.selectbox(key="judging_order").set_value("shuffle").run()
     mixed = [candidate_doc(at, i) for i in range(n)]
     assert sorted(mixed) == sorted(ranked) and mixed != ranked
     at.run()
     assert [candidate_doc(at, i) for i in range(n)] == mixed
-    cards = [m.value for m in at.markdown if m.value.startswith("▶ **1.") or m.value.startswith("**")]
-    assert cards and not any("dense #" in c or "BM25 #" in c for c in cards)  # no rank to anchor on
+    cards = [m.value for m in at.markdown if "<small><code>" in m.value]
+    assert cards and not any("dense #" in c or "BM25 #" in c or "model #" in c for c in cards)  # no rank to anchor on
     grade_card(at, 0, 2)
     first = next(m.value for m in at.markdown if "**1." in m.value)
     assert "dense #" in first or "BM25 #" in first  # shown once graded
-    # A reload keeps it: it is in the URL.
-    assert at.query_params["shuffle"] in ("1", ["1"])
+    # A reload keeps it: it is in the URL (and the older ?shuffle=1 still opens it).
+    assert at.query_params["order"] in ("shuffle", ["shuffle"])
     from streamlit.testing.v1 import AppTest
 
     from browser_support import APP
-    reloaded = AppTest.from_file(str(APP), default_timeout=120)
-    reloaded.session_state["annotator"] = "asha"
-    reloaded.query_params.update({"q": "q-0001", "shuffle": "1"})
-    reloaded.run()
-    assert reloaded.toggle(key="shuffle").value is True
-    assert [candidate_doc(reloaded, i) for i in range(n)] == mixed  # the same stable order
-    at.toggle(key="shuffle").set_value(False).run()
-    assert "shuffle" not in at.query_params
+    for params in ({"order": "shuffle"}, {"shuffle": "1"}):
+        reloaded = AppTest.from_file(str(APP), default_timeout=120)
+        reloaded.session_state["annotator"] = "asha"
+        reloaded.query_params.update({"q": "q-0001", **params})
+        reloaded.run()
+        assert reloaded.selectbox(key="judging_order").value == "shuffle"
+        assert [candidate_doc(reloaded, i) for i in range(n)] == mixed  # the same stable order
+    at.selectbox(key="judging_order").set_value("active").run()
+    assert "order" not in at.query_params  # the default
 
 
 def test_label_previous_next_move_between_questions(app_home):
@@ -242,8 +247,11 @@ def test_keyboard_digit_grades_the_focused_card_and_jumps_to_the_next_ungraded_o
 
     grade_card(at, 1, 1)  # card #2 graded by a click: the focus follows it to the next ungraded card, #3
     assert at.session_state["focus"] == 2
+    assert [candidate_doc(at, i) for i in range(2)] == docs[:2]  # the card graded and those above it stay put
+    docs[2] = candidate_doc(at, 2)  # the cards after it are ordered anew (most likely relevant first)
     at.button(key="key-grade-2").click().run()  # #3 -> 2, on to #4
     assert grades() == {docs[1]: 1, docs[2]: 2} and at.session_state["focus"] == 3
+    docs[3] = candidate_doc(at, 3)
     at.button(key="key-grade-0").click().run()  # #4 -> 0, on to #5
     at.button(key="focus-prev").click().run()  # K: back to #4
     at.button(key="key-grade-3").click().run()  # regrade #4; on to #5 (the next without a grade)
@@ -254,9 +262,11 @@ def test_keyboard_digit_grades_the_focused_card_and_jumps_to_the_next_ungraded_o
     # pressed next cannot overwrite #2-#4; clearing a grade by click focuses that card.
     grade_card(at, 0, 3)
     assert at.session_state["focus"] == 4
+    assert [candidate_doc(at, i) for i in range(4)] == docs  # graded cards never move
     at.button(key="focus-next").click().run()
+    fifth = candidate_doc(at, 5)
     at.button(key="key-grade-1").click().run()
-    assert grades() == {docs[0]: 3, docs[1]: 1, docs[2]: 2, docs[3]: 0, candidate_doc(at, 5): 1}
+    assert grades() == {docs[0]: 3, docs[1]: 1, docs[2]: 2, docs[3]: 0, fifth: 1}
     grade_card(at, 2, None)
     assert at.session_state["focus"] == 2 and docs[2] not in grades()
     assert any("then the focus jumps to the next card you have not graded" in c.proto.help for c in at.caption)
@@ -351,8 +361,9 @@ def test_label_recheck_confirms_at_once_the_grades_whose_meaning_did_not_change(
     corpus_file.write_text((SAMPLE_CORPUS / "corpus.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
     monkeypatch.setenv("LABELER_CORPUS", str(corpus_file))
     at = add_question(open_app(annotator="asha"))
-    reflowed, reworded = candidate_doc(at, 0), candidate_doc(at, 1)
+    reflowed = candidate_doc(at, 0)
     grade_card(at, 0, 3)
+    reworded = candidate_doc(at, 1)
     grade_card(at, 1, 2)
     docs = [json.loads(line) for line in corpus_file.read_text(encoding="utf-8").splitlines()]
     for d in docs:
@@ -394,6 +405,7 @@ def preview(at) -> str:
 
 def test_label_metric_preview_moves_with_each_grade(app_home):
     at = add_question(open_app(annotator="asha"))
+    at.selectbox(key="judging_order").set_value("retriever").run()  # card #1 is the pool's first
     assert preview(at) == ""  # nothing judged yet
     grade_card(at, 0, 0)
     assert preview(at) == ""  # nothing relevant yet: every number would be 0
@@ -408,6 +420,7 @@ def test_label_metric_preview_hidden_under_blind_judging_until_finished(app_home
     store = open_store()
     store.accounts.set_setting("blind", True)
     at = add_question(open_app(annotator="asha"))
+    at.selectbox(key="judging_order").set_value("retriever").run()  # the pool first, the stopping sample after it
     grade_card(at, 0, 3)
     assert preview(at) == ""  # blind and not finished: the retrievers' scores would bias the judge
     for n in range(1, len([s for s in at.segmented_control if s.key.startswith("cand-")])):
