@@ -107,6 +107,16 @@ def delete_judge(store: Store, actor: Actor, name: str) -> bool:
     return store.delete_judge(name)
 
 
+def judge_specs(store: Store) -> dict[str, dict[str, Any]]:
+    """The saved judges' declarations by name (never a secret value)."""
+    return store.judge_specs()
+
+
+def machine_grade_counts(store: Store) -> list[Any]:
+    """Per judge: its machine grades in the collection, current and stale, and over how many questions."""
+    return store.machine_grade_counts()
+
+
 def saved_judge(store: Store, name: str) -> JudgeSpec:
     """A saved judge's declaration, checked again as it is read."""
     specs = store.judge_specs()

@@ -10,9 +10,10 @@ from labeler_app import workspace as ws
 from labeler_app.access import Actor
 
 from labeler.ids import id_problem
+from labeler_app import stores as db
+from labeler_app.stores import DEFAULT_COLLECTION, Store
 from labeler_app.text import inert
 from labeler_pages._common import Keys, act, flash
-from labeler_storage import DEFAULT_COLLECTION, Store
 
 PARAM = "set"
 KEY = "_collection"
@@ -23,7 +24,7 @@ def current_collection(store: Store) -> str:
     page switch dropped it); the default one when the URL names none, or one that does not exist."""
     wanted = st.query_params.get(PARAM)
     if wanted is not None and wanted != st.session_state.get(KEY):
-        if id_problem(wanted, "collection name") or store.get_collection(wanted) is None:
+        if id_problem(wanted, "collection name") or not db.collection_exists(store, wanted):
             st.warning(f"There is no collection named {inert(wanted[:40])}; showing {DEFAULT_COLLECTION!r}.")
             del st.query_params[PARAM]  # warned once: the next read this run finds no name
             wanted = DEFAULT_COLLECTION
@@ -50,7 +51,7 @@ def switch_collection(name: str) -> None:
 
 def collection_switch(store: Store, current: str) -> None:
     """The sidebar's collection picker: every collection (the default one even before it exists)."""
-    names = sorted({c.name for c in store.list_collections()} | {DEFAULT_COLLECTION, current})
+    names = db.collection_names(store, current)
     st.session_state["collection_switch"] = current  # the cursor, not the widget's memory, says what is shown
     st.sidebar.selectbox("Collection", names, key="collection_switch",
                          help="A collection is one golden set over one corpus (the demo set is its own).",

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from labeler_app import stores as db
 from labeler_app import judging_order as jo
 from labeler_app.golden_set import GoldenOverview
 from labeler_app.text import inert
@@ -32,7 +33,7 @@ def health_section(view: GoldenOverview, s=None, path: str = "") -> None:
                    "the Adjudicate page.")
     if view.n_with_import:
         h4.caption(f"+ {view.n_with_import} with the imported grades (not counted; listed under Disagreements)")
-    if s is not None and (ids := [q.query_id for q in guard(s.question_index)]):
+    if s is not None and (ids := [q.query_id for q in guard(db.question_index, s)]):
         st.caption(jo.complete_line(len(ids) - incomplete_judging(s, path, ids), len(ids)))
     for warning in [*health.warnings(), view.stale]:
         if warning:

@@ -11,10 +11,11 @@ import streamlit as st
 from labeler.corpus import Corpus
 from labeler.judges import JudgeFailure
 from labeler_app import judges as J
+from labeler_app import stores as db
 from labeler_app.access import Actor, Can
+from labeler_app.stores import Store
 from labeler_app.text import inert
 from labeler_pages._common import act, flash, guard, score_columns, show_flash
-from labeler_storage import Store
 
 NEW = "(new judge)"
 SLOT = "judges_flash"
@@ -36,7 +37,7 @@ def _delete(s: Store, me: Actor, name: str) -> None:
 def declare_section(s: Store, me: Actor, corp: Corpus) -> str | None:
     """Pick a saved judge or declare one (admins): its TOML, a test on one pair, save, delete. The pick."""
     show_flash(SLOT)
-    saved = guard(s.judge_specs)
+    saved = guard(J.judge_specs, s)
     declare = me.can(Can.DECLARE_JUDGES)
     pick = st.selectbox("Judge", [*saved, *([NEW] if declare else [])], key="judge_pick")
     if pick is None:
@@ -48,7 +49,7 @@ def declare_section(s: Store, me: Actor, corp: Corpus) -> str | None:
                         help="Header values may read the environment variables listed in LABELER_SYSTEM_ENV as "
                              "${NAME}; the prompt is UMBRELA's unless you write one with {question}, {title}, {text}.")
     if declare:
-        questions = {q.question.query_id: q for q in guard(s.list_questions)}
+        questions = {q.question.query_id: q for q in guard(db.questions, s)}
         t1, t2, t3 = st.columns([2, 2, 1], vertical_alignment="bottom")
         qid = t1.selectbox("Test question", list(questions), key="judge_test_q")
         first = next((j.doc_id for j in questions[qid].judgments), "") if qid else ""

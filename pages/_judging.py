@@ -12,9 +12,11 @@ import streamlit as st
 from labeler.candidates import with_ranking
 from labeler.corpus import Corpus
 from labeler.status import Status
+from labeler_app import stores as db
 from labeler_app import judging_order as jo
 from labeler_app import label as lb
 from labeler_app.access import Actor, Can
+from labeler_app.stores import QuestionSummary, Store
 from labeler_app.text import inert
 from labeler_pages import _keyboard as kb
 from labeler_pages._cards import candidate_card, keyboard_bar
@@ -25,8 +27,6 @@ from labeler_pages._order import arranged, find_more_button, found, order_contro
 from labeler_pages._pooling import system_ranks
 from labeler_pages._preview import metric_preview
 from labeler_pages._restart import refuse_unsaved
-from labeler_storage import Store
-from labeler_storage.records import QuestionSummary
 
 DENSE_WAITED = "dense_waited"
 
@@ -52,7 +52,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
              index: Sequence[QuestionSummary], read_only: bool) -> None:
     """Everything below the question picker, for question `qid` (whose status the page showed as `page_status`)."""
     show_flash()  # what a click inside this area said (a fragment rerun does not redraw the page's top)
-    status = guard(s.question_status, qid)
+    status = guard(db.question_status, s, qid)
     if status is None:  # deleted by someone else between the index read and this one
         st.info("That question was just deleted. Pick another one above.")
         return
@@ -97,7 +97,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
                              first=stop.sample if stop.estimate is None else ())
     if hidden or mode == "shuffle":  # no rank to anchor on before the grade
         views = jo.without_ranks(views)
-    progress = lb.label_progress(index, views, guard(s.judged_by, me.name))
+    progress = lb.label_progress(index, views, guard(db.judged_by, s, me.name))
     options[2].progress(progress.share, text=progress.text)
 
     st.subheader(inert(question.question), anchor=False)

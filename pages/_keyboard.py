@@ -14,8 +14,8 @@ from labeler.corpus import Corpus
 from labeler_app import label as lb
 from labeler_app.access import Actor
 from labeler_app.label import CandidateView
+from labeler_app.stores import Store
 from labeler_pages._common import Keys, act
-from labeler_storage import Store
 
 SCROLL_PENDING = "_scroll_to_focus"
 # With an element besides the <style>: a style-only st.html is kept in the page after the next run

@@ -16,17 +16,17 @@ import streamlit as st
 from labeler.config import RunConfig
 from labeler_app import background
 from labeler_app import workspace as ws
+from labeler_app import stores as db
 from labeler_app.label import search_results
 from labeler_app.text import inert
 from labeler_pages._common import guard
-from labeler_storage import CollectionStore, default_db_url, open_store
 
 LABEL_CONFIG = RunConfig()  # the Label page pools candidates with the default dense + BM25 setup
 
 
 @st.cache_resource(show_spinner=False)
 def _store(url: str):
-    return open_store(url)
+    return db.open_database(url)
 
 
 def store():
@@ -34,8 +34,8 @@ def store():
     (labeler_pages._collections: `?set=` in the URL)."""
     from labeler_pages._collections import current_collection
 
-    shared = guard(_store, default_db_url())
-    return CollectionStore(shared, current_collection(shared))
+    shared = guard(_store, db.database_url())
+    return db.bound(shared, current_collection(shared))
 
 
 @st.cache_resource(show_spinner="Loading the corpus…", max_entries=4)
@@ -217,38 +217,38 @@ def keyword_hits(path: str, query: str, question: str):
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _saved_runs(url: str, collection: str, revision: int):
-    return _store(url).list_runs(collection=collection)
+    return db.saved_runs(db.bound(_store(url), collection))
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _holes(url: str, collection: str, revision: int, run_id: int):
     from labeler_app.holes import find_holes
 
-    return find_holes(CollectionStore(_store(url), collection), run_id)
+    return find_holes(db.bound(_store(url), collection), run_id)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _incomplete(url: str, collection: str, revision: int, path: str, signature: str, query_ids: tuple[str, ...]) -> int:
     from labeler_app.judging_order import incomplete_judging
 
-    statuses = CollectionStore(_store(url), collection).list_questions()
+    statuses = db.questions(db.bound(_store(url), collection))
     return incomplete_judging(statuses, [d.doc_id for d in _corpus(path, signature).documents], query_ids)
 
 
 def incomplete_judging(s, path: str, query_ids) -> int:
     """How many of these questions rest on judging no stopping estimate calls likely complete; read
     again only after a write."""
-    return guard(_incomplete, default_db_url(), s.collection, guard(s.revision), path, signature(path), tuple(query_ids))
+    return guard(_incomplete, db.database_url(), s.collection, guard(db.revision, s), path, signature(path), tuple(query_ids))
 
 
 def run_holes(s, run_id: int):
     """A saved run's unjudged top-k documents per question; read again only after a write."""
-    return guard(_holes, default_db_url(), s.collection, guard(s.revision), run_id)
+    return guard(_holes, db.database_url(), s.collection, guard(db.revision, s), run_id)
 
 
 def saved_runs(s) -> list:
     """The collection's saved runs, newest first; read again only after a write."""
-    return guard(_saved_runs, default_db_url(), s.collection, guard(s.revision))
+    return guard(_saved_runs, db.database_url(), s.collection, guard(db.revision, s))
 
 
 def workspace(*, with_retriever: bool = True):

@@ -17,9 +17,9 @@ from labeler_app import corpus as cp
 from labeler_app import workspace as ws
 from labeler_app.access import Actor, Can
 from labeler_app.corpus_files import corpus_roots
+from labeler_app.stores import Store
 from labeler_app.text import inert, inert_code
 from labeler_pages._common import act, flash, guard, show_flash
-from labeler_storage import Store
 
 PENDING = "corpus_pending"  # (path, corpus) checked and loaded, waiting for a yes
 OPENED = "corpus_opened"  # "Yes, open it" was pressed: the next run builds the index in this section

@@ -8,11 +8,11 @@ import streamlit as st
 
 from labeler.candidates import Candidate
 from labeler_app import preview as pv
+from labeler_app import stores as db
+from labeler_app.stores import QuestionStatus, Store
 from labeler_pages._common import guard
 from labeler_pages._loaders import bm25_pooled, dense_status, pooled
 from labeler_pages._pages import page_path
-from labeler_storage import Store
-from labeler_storage.records import QuestionStatus
 
 
 def metric_preview(qid: str, status: QuestionStatus, candidates: Sequence[Candidate], systems: Sequence[str]) -> None:
@@ -36,7 +36,7 @@ def _run_set_preview(s: Store, path: str) -> None:
     else:  # the dense index is still being built: BM25 alone, said so
         previews = guard(pv.golden_preview, s, lambda question: bm25_pooled(path, question), ("bm25",))
         note = f"Dense is left out: its index is still being built ({building.text})."
-    st.session_state[PREVIEW_STATE] = (guard(s.revision), pv.preview_rows(previews), note)
+    st.session_state[PREVIEW_STATE] = (guard(db.revision, s), pv.preview_rows(previews), note)
 
 
 def set_preview_section(s: Store, path: str) -> None:
@@ -49,7 +49,7 @@ def set_preview_section(s: Store, path: str) -> None:
         right.button("Preview dense and BM25", key="set-preview-run", icon=":material/speed:", on_click=_run_set_preview,
                      args=(s, path))
         shown = st.session_state.get(PREVIEW_STATE)
-        if shown and shown[0] == guard(s.revision):
+        if shown and shown[0] == guard(db.revision, s):
             if shown[2]:
                 st.caption(shown[2])
             if shown[1]:

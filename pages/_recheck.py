@@ -8,11 +8,11 @@ import streamlit as st
 from labeler.corpus import Corpus
 from labeler_app import label as lb
 from labeler_app import recheck as rc
+from labeler_app import stores as db
 from labeler_app.access import Actor
+from labeler_app.stores import Store
 from labeler_app.text import inert
 from labeler_pages._common import act, flash, guard, show_flash
-from labeler_storage import Store
-from labeler_storage import default_db_url
 
 SLOT = "recheck_flash"
 
@@ -39,7 +39,7 @@ OPEN = "recheck_open"
 
 
 def _confirm_unchanged(s: Store, me: Actor, corp: Corpus) -> None:
-    message = act(rc.confirm_unchanged_meaning, s, me, corp, guard(s.stale_judgments, annotator=me.name), slot=SLOT)
+    message = act(rc.confirm_unchanged_meaning, s, me, corp, guard(db.stale_judgments, s, me.name), slot=SLOT)
     if message:
         flash(message, "success", slot=SLOT)
 
@@ -51,7 +51,7 @@ def _toggle() -> None:
 @st.cache_data(show_spinner=False, max_entries=16)
 def _n_unchanged(url: str, revision: int, fingerprint: str, annotator: str, _s: Store, _corp: Corpus) -> int:
     # one read of the judged text per stale grade: done again only after a write or a corpus change
-    return len(rc.trivially_edited(_s, _corp, annotator, _s.stale_judgments(annotator=annotator)))
+    return len(rc.trivially_edited(_s, _corp, annotator, db.stale_judgments(_s, annotator)))
 
 
 def recheck_section(s: Store, me: Actor, corp: Corpus, read_only: bool) -> None:
@@ -59,7 +59,7 @@ def recheck_section(s: Store, me: Actor, corp: Corpus, read_only: bool) -> None:
     their queue, and one that confirms at once those whose document changed only in whitespace,
     punctuation or case. The queue itself shows only when opened: it must not push the candidates
     off the screen."""
-    stale = guard(s.stale_judgments, annotator=me.name)
+    stale = guard(db.stale_judgments, s, me.name)
     if not stale and not st.session_state.get(SLOT):
         st.session_state.pop(OPEN, None)
         return
@@ -69,7 +69,7 @@ def recheck_section(s: Store, me: Actor, corp: Corpus, read_only: bool) -> None:
         if stale:
             st.button("Close the queue" if st.session_state.get(OPEN) else "Open the queue", key="recheck-toggle",
                       on_click=_toggle, type="tertiary", icon=":material/fact_check:")
-        unchanged = guard(_n_unchanged, default_db_url(), guard(s.revision), corp.fingerprint, me.name, s, corp) \
+        unchanged = guard(_n_unchanged, db.database_url(), guard(db.revision, s), corp.fingerprint, me.name, s, corp) \
             if stale else 0
         if unchanged and not read_only:
             st.button(f"Confirm all {unchanged} whose meaning did not change", key="recheck-confirm-unchanged",

@@ -153,7 +153,7 @@ def _https(request: Request) -> bool:
 
 
 def _app_store():
+    from labeler_app.stores import database_url
     from labeler_pages._loaders import _store as shared
-    from labeler_storage import default_db_url
 
-    return shared(default_db_url())
+    return shared(database_url())

@@ -7,11 +7,12 @@ import streamlit as st
 
 from labeler.corpus import Corpus
 from labeler_app import systems as sy
+from labeler_app import stores as db
 from labeler_app.access import Actor, Can
+from labeler_app.stores import Store
 from labeler_app.text import inert
 from labeler_pages._common import Keys, act, flash, guard, score_columns, show_flash
 from labeler_pages._eval_results import scroll_after_run
-from labeler_storage import Store
 
 NEW = "(new declaration)"
 SLOT = "systems_flash"
@@ -85,7 +86,7 @@ def upload_section(s: Store, me: Actor, corp: Corpus, path: str, stale: str) -> 
     """Score a TREC run file (qid Q0 docid rank score tag), as `labeler score` does."""
     up = st.file_uploader("TREC run file", key="run_upload", help="query_id Q0 doc_id rank score tag; ranked by score.")
     if up is not None and st.button("Score it", key="run-upload-score", type="primary"):
-        system = guard(sy.uploaded_run, up.name, up.getvalue(), guard(s.export_golden))
+        system = guard(sy.uploaded_run, up.name, up.getvalue(), guard(db.golden_set, s))
         bar, progress = _progress()
         view = guard(sy.run_system, s, me, system, corp, k=1000, name=up.name, stale=stale, corpus_path=path,
                      progress=progress)

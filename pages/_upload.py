@@ -9,9 +9,9 @@ from labeler.corpus import Corpus
 from labeler.errors import GoldenFormatError, LabelerError
 from labeler_app import golden_set as gs
 from labeler_app.access import Actor, Can
+from labeler_app.stores import Store
 from labeler_app.text import inert
 from labeler_pages._common import flash, said, show_flash
-from labeler_storage import Store
 
 SLOT = "_flash_upload"  # the import's outcome, shown by the upload box
 ROUND = "_upload_round"  # how many files this session imported: part of the upload box's key

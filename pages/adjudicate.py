@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from labeler_app import stores as db
 from labeler_app import adjudicate as adj
 from labeler_app.access import Can
 from labeler_app.text import inert
@@ -17,7 +18,7 @@ s = store()
 show_flash()
 me = actor()
 guard(adj.require_reader, s, me)  # before any cached read: the cache is shared by every session
-revision = guard(s.revision)
+revision = guard(db.revision, s)
 
 
 @st.cache_data(show_spinner=False, max_entries=8)
@@ -27,7 +28,7 @@ def _disputes(url: str, rev: int, _me) -> list[adj.Dispute]:  # _me: not hashed,
 
 @st.cache_data(show_spinner=False, max_entries=8)
 def _imported_note(url: str, rev: int) -> str:
-    return adj.imported_note(s.ratings(), listed=" (listed on the Golden set page; not adjudicated here)")
+    return adj.imported_note(db.ratings(s), listed=" (listed on the Golden set page; not adjudicated here)")
 
 
 @st.cache_data(show_spinner="Resampling questions…", max_entries=8)

@@ -6,6 +6,7 @@ import os
 import pandas as pd
 import streamlit as st
 
+from labeler_app import stores as db
 from labeler_app import corpus as cp
 from labeler_app import recheck as rc
 from labeler_app import workspace as ws
@@ -45,7 +46,7 @@ if env_corpus and me.can(Can.OPEN_CORPUS) and ws.normalize_corpus_path(env_corpu
     st.info(f"`{ws.CORPUS_ENV}` names {inert(env_corpus)}, but this database's golden set is written against the corpus "
             "above, so that one stays open. Hint: open the other one below to switch.")
 
-n_questions = len(guard(s.question_index))
+n_questions = len(guard(db.question_index, s))
 if ws.demo_offer(path, s.collection) and me.can(Can.IMPORT_GOLDEN):
     st.info(f"The sample corpus has a 62-question demo golden set; it opens in its own collection, "
             f"{ws.DEMO_COLLECTION!r}, beside this one.")

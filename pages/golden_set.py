@@ -4,6 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from labeler_app import stores as db
 from labeler_app import golden_set as gs
 from labeler_app.access import Can
 from labeler_app.text import inert
@@ -18,7 +19,7 @@ st.title("Golden set", anchor=False)
 s, path, corp, _ = workspace(with_retriever=False)
 show_flash()
 me = actor()
-revision = guard(s.revision)  # changes with every write: the caches below recompute only then
+revision = guard(db.revision, s)  # changes with every write: the caches below recompute only then
 
 
 @st.cache_data(show_spinner=False, max_entries=8)

@@ -58,7 +58,7 @@ if saved:
 else:
     st.info("Save a run on the Evaluate page to grade its holes with this judge.")
 
-counts = guard(s.machine_grade_counts)
+counts = guard(J.machine_grade_counts, s)
 if counts:
     st.markdown("**Machine grades in this collection**")
     st.dataframe(pd.DataFrame([{"judge": c.judge, "grades": c.grades, "current": c.current, "stale": c.stale,

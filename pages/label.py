@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from labeler_app import stores as db
 from labeler_app import label as lb
 from labeler_app import workspace as ws
 from labeler_app.access import Can
@@ -28,7 +29,7 @@ show_flash()
 
 
 me = actor()
-index = guard(s.question_index)  # read once per rerun: the demo offer, picker and progress share it
+index = guard(db.question_index, s)  # read once per rerun: the demo offer, picker and progress share it
 ids = [x.query_id for x in index]
 if not index and ws.demo_offer(path, s.collection) and me.can(Can.IMPORT_GOLDEN):
     demo_offer_box(lambda: open_demo(s, me, corp, path))
@@ -90,7 +91,7 @@ def _next_for_me_button(column) -> None:
                        "needs judges and that you have not judged, the one with most judges first.")
 
 
-start_question(Keys.QUESTION, ids, lambda: lb.first_unfinished(index, guard(s.judged_by, me.name)))
+start_question(Keys.QUESTION, ids, lambda: lb.first_unfinished(index, guard(db.judged_by, s, me.name)))
 question_picker(Keys.QUESTION, {x.query_id: lb.question_choice_label(x.query_id, x.status, x.question) for x in index},
                 _move_question, extra=None if read_only else _next_for_me_button)
 

@@ -5,10 +5,10 @@ import pandas as pd
 import streamlit as st
 
 from labeler_app import accounts as acc
+from labeler_app.stores import ROLES
 from labeler_app.text import inert
 from labeler_pages._common import act, actor, guard, show_flash
 from labeler_pages._loaders import store
-from labeler_storage.accounts import ROLES
 
 st.title("Team", anchor=False)
 s, me = store(), actor()

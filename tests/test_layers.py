@@ -24,7 +24,7 @@ LAYERS = {  # package -> the project's packages it may import
     "labeler": {"labeler"},
     "labeler_storage": {"labeler", "labeler_storage"},
     "labeler_app": {"labeler", "labeler_storage", "labeler_app"},
-    "labeler_pages": {"labeler", "labeler_storage", "labeler_app", "labeler_pages"},
+    "labeler_pages": {"labeler", "labeler_app", "labeler_pages"},  # the store only through the app layer (app/stores.py)
     # the edge (CLI, HTTP server, Streamlit entry) sits on top: the entry script wires the pages
     "labeler_edge": {"labeler", "labeler_storage", "labeler_app", "labeler_pages", "labeler_edge"},
 }
