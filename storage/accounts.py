@@ -34,7 +34,7 @@ from sqlalchemy.engine import Connection
 from labeler.errors import InputError, SignInError
 from labeler.passwords import hash_password, new_token, token_digest, verify_password
 from labeler_storage import schema as S
-from labeler_storage.clock import Clock, iso
+from labeler_storage.clock import database_clock, iso
 from labeler_storage.team_settings import check_setting, stored_settings
 
 ROLES = ("admin", "annotator", "viewer")
@@ -96,14 +96,7 @@ class Accounts:
     def __init__(self, db: Any) -> None:
         self._db = db
 
-    @property
-    def clock(self) -> Clock:
-        """The store's one clock (storage/clock.py): setting it here moves the whole store's time."""
-        return self._db.clock
-
-    @clock.setter
-    def clock(self, clock: Clock) -> None:
-        self._db.clock = clock
+    clock = database_clock("The store's one clock (storage/clock.py): setting it here moves the whole store's time.")
 
     def _now(self) -> str:
         return iso(self.clock())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime, timezone
+from typing import Any
 
 from sqlalchemy.engine import Connection
 
@@ -29,3 +30,15 @@ def iso(at: datetime) -> str:
 def now_iso(conn: Connection) -> str:
     """The store's clock now, read through the transaction `conn` (the real time outside a store's)."""
     return iso(conn.info.get(CLOCK_KEY, system_clock)())
+
+
+def database_clock(doc: str) -> property:
+    """A `clock` property of an object holding the Database as `_db`: reading or setting it reads or
+    sets the one clock of that database's store (the Store and its Accounts share it)."""
+    def get(self: Any) -> Clock:
+        return self._db.clock
+
+    def set_(self: Any, clock: Clock) -> None:
+        self._db.clock = clock
+
+    return property(get, set_, doc=doc)

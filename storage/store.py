@@ -32,7 +32,7 @@ from labeler_storage import collection as C
 from labeler_storage import adjudication, golden_io, question_index, questions, runs, versions, work_queue
 from labeler_storage import schema as S
 from labeler_storage.accounts import Accounts
-from labeler_storage.clock import Clock
+from labeler_storage.clock import database_clock
 from labeler_storage.engine import Database, default_db_url, normalize_db_url
 from labeler_storage.machine_grades import MachineGradeStore
 from labeler_storage.records import (
@@ -69,14 +69,7 @@ class Store(MachineGradeStore, WorkQueueStore):
         self.accounts = Accounts(self._db)  # team mode: users, roles, sessions, settings
         self._index_cache = question_index.QuestionIndexCache()  # per question, recomputed when it changes
 
-    @property
-    def clock(self) -> Clock:
-        """The one clock every write of this store reads (storage/clock.py); tests set it to move time."""
-        return self._db.clock
-
-    @clock.setter
-    def clock(self, clock: Clock) -> None:
-        self._db.clock = clock
+    clock = database_clock("The one clock every write of this store reads (storage/clock.py); tests set it.")
 
     def __repr__(self) -> str:
         return f"Store({self.engine.url.render_as_string(hide_password=True)!r})"
