@@ -12,7 +12,12 @@ what the attack did, the server's CPU time and memory, and the load average (the
 included). The hostile threads run at nice 19: the attack comes from other machines, so the bench's
 own CPU must not take the server's cores.
 
-    python bench/bench_signin_load.py [SESSIONS=20] [SECONDS=30] [ROUNDS=10]
+    python bench/bench_signin_load.py [SESSIONS=20] [SECONDS=30] [ROUNDS=10] [--postgresql] [--chromium]
+
+--postgresql: the team database on a PostgreSQL server of its own (tests/pg_support.py starts one as
+the postgres user), as a team deployment runs it, instead of SQLite.
+--chromium: the real user signs in in Chromium (a new browser context each time: page load to the form
+shown, click on Sign in to "Signed in as" shown) instead of the protocol client.
 """
 from __future__ import annotations
 
@@ -23,14 +28,41 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from _common import percentiles  # noqa: E402
-from signin_load import run_load  # noqa: E402
+from signin_load import ChromiumSignIn, real_sign_in, run_load  # noqa: E402
 
 
-def main(sessions: int = 20, seconds: float = 30.0, rounds: int = 10) -> None:
+def main(sessions: int = 20, seconds: float = 30.0, rounds: int = 10, *, postgresql: bool = False,
+         chromium: bool = False) -> None:
+    sign_in = ChromiumSignIn() if chromium else real_sign_in
+    try:
+        result = _run(sessions, seconds, rounds, postgresql, sign_in)
+    finally:
+        if chromium:
+            sign_in.close()
+    _report(result, sessions, seconds, postgresql, chromium)
+
+
+def _run(sessions: int, seconds: float, rounds: int, postgresql: bool, sign_in):
     with tempfile.TemporaryDirectory(prefix="bench-signin-") as tmp:
-        result = run_load(Path(tmp), sessions=sessions, seconds=seconds, rounds=rounds)
+        if postgresql:
+            from pg_support import PostgresServer, find_bindir
+            bindir = find_bindir()
+            if bindir is None:
+                raise SystemExit("bench_signin_load: --postgresql needs the PostgreSQL binaries (see TESTING.md)")
+            pg = PostgresServer(bindir)
+            pg.start()
+            try:
+                return run_load(Path(tmp), sessions=sessions, seconds=seconds, rounds=rounds,
+                                db_url=pg.database(), sign_in=sign_in)
+            finally:
+                pg.stop()
+        return run_load(Path(tmp), sessions=sessions, seconds=seconds, rounds=rounds, sign_in=sign_in)
+
+
+def _report(result, sessions: int, seconds: float, postgresql: bool, chromium: bool) -> None:
     base = result.baseline
-    print(f"team server on SQLite, loopback, {os.cpu_count()} cores; {sessions} hostile sessions, "
+    print(f"team server on {'PostgreSQL' if postgresql else 'SQLite'}, the real user in "
+          f"{'Chromium' if chromium else 'the protocol client'}, loopback, {os.cpu_count()} cores; {sessions} hostile sessions, "
           f"{seconds:.0f} s per phase; server memory {result.rss_before:.0f} MB before")
     b50, b95 = percentiles([t.sign_in for t in base])
     f50, f95 = percentiles([t.form for t in base])
@@ -51,4 +83,6 @@ def main(sessions: int = 20, seconds: float = 30.0, rounds: int = 10) -> None:
 
 
 if __name__ == "__main__":
-    main(*(float(a) if i == 1 else int(a) for i, a in enumerate(sys.argv[1:4])))
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    main(*(float(a) if i == 1 else int(a) for i, a in enumerate(args[:3])), postgresql="--postgresql" in sys.argv,
+         chromium="--chromium" in sys.argv)

@@ -15,7 +15,7 @@ import sys
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,6 +147,42 @@ def real_sign_in(url: str, email: str, password: str) -> SignInTime:
         session.close()
 
 
+class ChromiumSignIn:
+    """A real user's sign-in in Chromium: each a new browser context (no cookie, no cache) from a client
+    of its own. `form`: from navigation to the sign-in form shown; `sign_in`: from the click on Sign in
+    to "Signed in as" shown. The browser lives in the thread that makes it (the attack runs in others)."""
+
+    def __init__(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        from browser_support import launch_chromium
+        self._playwright = sync_playwright().start()
+        self._browser = launch_chromium(self._playwright)
+
+    def __call__(self, url: str, email: str, password: str) -> SignInTime:
+        n = next(_people)
+        context = self._browser.new_context(extra_http_headers={"X-Forwarded-For": f"10.2.{n // 250}.{n % 250 + 1}"})
+        try:
+            page = context.new_page()
+            page.set_default_timeout(60_000)
+            started = time.perf_counter()
+            page.goto(url)
+            page.get_by_label("E-mail").wait_for()
+            form = time.perf_counter() - started
+            page.get_by_label("E-mail").fill(email)
+            page.get_by_role("textbox", name="Password").fill(password)
+            started = time.perf_counter()
+            page.get_by_role("button", name=SIGN_IN).click()
+            page.get_by_text("Signed in as").first.wait_for()
+            return SignInTime(form, time.perf_counter() - started)
+        finally:
+            context.close()
+
+    def close(self) -> None:
+        self._browser.close()
+        self._playwright.stop()
+
+
 def server_rss_mb(pid: int) -> float:
     """Resident memory of the server process (and its children), in MB."""
     total = 0
@@ -204,44 +240,50 @@ class LoadResult:
 
 
 def run_load(home: Path, *, sessions: int, seconds: float, rounds: int,
-             phases: tuple[str, ...] = tuple(PHASES)) -> LoadResult:
-    """A team server on SQLite under `home`; `rounds` real sign-ins, then for each of `phases` (PHASES)
-    real sign-ins for `seconds` while `sessions` hostile clients run (new clients each phase)."""
+             phases: tuple[str, ...] = tuple(PHASES), db_url: str | None = None,
+             sign_in: Callable[[str, str, str], SignInTime] = real_sign_in) -> LoadResult:
+    """A team server under `home` on `db_url` (default: SQLite in `home`); `rounds` real sign-ins, then for
+    each of `phases` (PHASES) real sign-ins for `seconds` while `sessions` hostile clients run (new clients
+    each phase). `sign_in` is the real user: the protocol client (real_sign_in) or a ChromiumSignIn."""
     from browser_support import AppServer
 
     from labeler_storage import open_store
 
-    store = open_store(f"sqlite:///{home / 'labeler.db'}")
+    store = open_store(db_url or f"sqlite:///{home / 'labeler.db'}")
     store.accounts.add_user(REAL, "annotator", password=PASSWORD)
     store.accounts.add_user(OTHER, "annotator", password="another good password")
     store.close()
-    with _team_environment():
+    with _team_environment(db_url):
         server = AppServer(home, script="team_app.py")  # what `labeler app --team` runs; it copies os.environ
     try:
         server.wait_healthy()
-        real_sign_in(server.url, REAL, PASSWORD)  # the first run imports the pages: not a sign-in's cost
-        baseline = [real_sign_in(server.url, REAL, PASSWORD) for _ in range(rounds)]
+        sign_in(server.url, REAL, PASSWORD)  # the first run imports the pages: not a sign-in's cost
+        baseline = [sign_in(server.url, REAL, PASSWORD) for _ in range(rounds)]
         result = LoadResult(baseline, server_rss_mb(server.proc.pid), [])
         for net, name in enumerate(phases, start=66):
-            result.phases.append(_phase(server, name, sessions, seconds, net))
+            result.phases.append(_phase(server, name, sessions, seconds, net, sign_in))
         return result
     finally:
         server.stop()
 
 
 @contextmanager
-def _team_environment() -> Iterator[None]:
-    """LABELER_TEAM=1 and no secrets file (no OpenID Connect) while the block runs."""
-    saved = {k: os.environ.pop(k, None) for k in ("LABELER_TEAM", "STREAMLIT_SECRETS_FILES")}
+def _team_environment(db_url: str | None) -> Iterator[None]:
+    """LABELER_TEAM=1, the database URL when given, and no secrets file (no OpenID Connect) while the block runs."""
+    saved = {k: os.environ.pop(k, None) for k in ("LABELER_TEAM", "STREAMLIT_SECRETS_FILES", "LABELER_DB_URL")}
     os.environ["LABELER_TEAM"] = "1"
+    if db_url:
+        os.environ["LABELER_DB_URL"] = db_url
     try:
         yield
     finally:
         os.environ.pop("LABELER_TEAM")
+        os.environ.pop("LABELER_DB_URL", None)
         os.environ.update({k: v for k, v in saved.items() if v is not None})
 
 
-def _phase(server, name: str, sessions: int, seconds: float, net: int) -> Phase:
+def _phase(server, name: str, sessions: int, seconds: float, net: int,
+           sign_in: Callable[[str, str, str], SignInTime]) -> Phase:
     spray, upload, made_up = PHASES[name]
     stop = threading.Event()
     cpu_before, started = server_cpu_seconds(server.proc.pid), time.monotonic()
@@ -251,7 +293,7 @@ def _phase(server, name: str, sessions: int, seconds: float, net: int) -> Phase:
         during, loads, rss_max = [], [], 0.0
         end = time.monotonic() + seconds
         while time.monotonic() < end:
-            during.append(real_sign_in(server.url, REAL, PASSWORD))
+            during.append(sign_in(server.url, REAL, PASSWORD))
             rss_max = max(rss_max, server_rss_mb(server.proc.pid))
             loads.append(os.getloadavg()[0])
     finally:

@@ -1,7 +1,8 @@
 """The hostile team database of test_hostile_pages.py in real Chromium: the admin signs in and visits
 every page; no script the data carries runs (`window.__xss` stays unset, no dialog opens), no
 request leaves for a loopback address other than the app's own (a `<style>` with `url()`, a
-Markdown image, an `<img>`), and no link points anywhere but the app. One app start."""
+Markdown image, an `<img>`), and no link points anywhere but the app. One app start per database
+engine: the team database on SQLite and on PostgreSQL."""
 from __future__ import annotations
 
 import os
@@ -10,6 +11,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from browser_support import AppServer, launch_chromium, screenshot, wait_ready
+from conftest import new_db_url
 
 from test_hostile_pages import ADMIN, PASSWORD, build_hostile
 from labeler_pages._pages import PAGES
@@ -29,9 +31,13 @@ def _leak(url: str, port: int) -> bool:
 
 
 @pytest.mark.browser
-def test_browser_hostile_values_run_no_script_and_fetch_nothing_on_any_page(playwright, tmp_path, monkeypatch):
+@pytest.mark.parametrize("engine", ["sqlite", "postgresql"])
+def test_browser_hostile_values_run_no_script_and_fetch_nothing_on_any_page(request, engine, playwright, tmp_path,
+                                                                            monkeypatch):
     monkeypatch.setenv("LABELER_TEAM", "1")
     home = Path(os.environ["LABELER_HOME"])
+    if engine == "postgresql":
+        monkeypatch.setenv("LABELER_DB_URL", new_db_url(request, engine, home / "labeler.db"))
     build_hostile(tmp_path / "corpora")
     server = AppServer(home)
     browser = launch_chromium(playwright)
@@ -67,7 +73,7 @@ def test_browser_hostile_values_run_no_script_and_fetch_nothing_on_any_page(play
             page.wait_for_timeout(500)  # an image or a style sheet would be fetched by now
             links += page.eval_on_selector_all("a[href]", "els => els.map(e => e.href)")
             ran.append((spec.title, page.evaluate("() => window.__xss")))
-            screenshot(page, f"hostile-{spec.url_path}")
+            screenshot(page, f"hostile-{engine}-{spec.url_path}")
         assert [r for r in ran if r[1] is not None] == []
         assert dialogs == []
         assert [u for u in requests if _leak(u, server.port)] == []
