@@ -13,7 +13,9 @@ from labeler_app import judges as J
 from labeler_app.access import Can
 from labeler_app.text import inert
 from labeler_pages._common import actor, guard
-from labeler_pages._judges import bars_section, calibration_section, declare_section, evaluation_section
+from labeler_pages._judges import (
+    bars_section, calibration_section, declare_section, evaluation_section, post_edit_section,
+)
 from labeler_pages._loaders import saved_runs, workspace
 
 RUN_PARAM = "run"  # ?run=<id>: the run whose holes to grade (the Evaluate page's link)
@@ -25,6 +27,7 @@ s, path, corp, _ = workspace(with_retriever=False)
 me = actor()
 bars_section(s, me)
 name = declare_section(s, me, corp)
+post_edit_section(s)  # what annotators did with every judge's suggestions, saved judge or not
 
 if name is None:
     st.stop()
