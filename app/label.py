@@ -297,7 +297,9 @@ def next_for_me(store: Store, actor: Actor, give_back: str | None = None) -> str
     their claim on a question they will not judge (too hard, not their field), which this pick
     then passes over."""
     actor.require(Can.GRADE)
-    return store.next_question(actor.name, give_back=give_back)
+    from labeler_app.queue_order import priorities  # the team's queue order (it reads machine grades)
+
+    return store.next_question(actor.name, give_back=give_back, first=priorities(store))
 
 
 def claim_note(store: Store, actor: Actor, query_id: str) -> str | None:
