@@ -18,7 +18,6 @@ from typing import Any
 from labeler.errors import InputError
 from labeler.judges.doubt import pair_doubts, question_doubts
 from labeler_app.access import Actor, Can
-from labeler_app.judge_runs import machine_pairs
 from labeler_storage import Store
 from labeler_storage.team_settings import DEFAULT_SETTINGS, QUEUE_ORDERS
 
@@ -40,11 +39,7 @@ def doubts(store: Store) -> dict[str, float]:
         for j in status.judgments:
             people.setdefault((qid, j.doc_id), []).append(j.grade)
         consensus.update({(qid, d): g for d, g in {**status.consensus, **status.adjudicated}.items()})
-    by_judge: dict[str, list[Any]] = {}
-    for g in store.machine_grades():
-        by_judge.setdefault(g.judge, []).append(g)
-    machine = {judge: machine_pairs(found) for judge, found in by_judge.items()}
-    return question_doubts(pair_doubts(people, consensus, machine))
+    return question_doubts(pair_doubts(people, consensus, store.current_machine_grades()))
 
 
 def _checked(order: str | None, store: Store) -> str:

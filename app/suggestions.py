@@ -20,12 +20,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from labeler.candidates import Candidate, with_ranking
 from labeler.judges.post_edit import PostEdit, post_edit_figures
 from labeler_app.access import Actor, Can
 from labeler_app.label import CandidateView
 from labeler_storage import Store
 from labeler_storage.team_settings import DEFAULT_SETTINGS, SUGGESTION_MODES
 
+MACHINE_BADGE = "machine-graded"
 MODES = dict(zip(SUGGESTION_MODES, ("after the annotator's own grade", "before it, to keep or change", "never")))
 
 
@@ -79,6 +81,16 @@ def with_suggestions(views: Sequence[CandidateView], found: QuestionSuggestions,
             continue
         out.append(replace(v, suggestions=shown if visible(found.mode, actor, v.grade) else (), suggested=True))
     return out
+
+
+def with_machine_graded(pooled: Sequence[Candidate], found: QuestionSuggestions) -> list[Candidate]:
+    """The candidates plus the documents a judge graded on this question that no retriever pooled (e.g. a
+    run's holes), after the pool with the badge MACHINE_BADGE: the pairs it doubts are then on the page
+    when the work queue sends someone to the question (labeler_app.queue_order). The badge says only that
+    a judge graded it, never how."""
+    pooled_ids = {c.doc_id for c in pooled}
+    extra = [d for d in found.by_doc if d not in pooled_ids]
+    return with_ranking(pooled, MACHINE_BADGE, {d: i for i, d in enumerate(extra, start=1)}) if extra else list(pooled)
 
 
 def post_edit(store: Store, judge: str | None = None) -> dict[str, PostEdit]:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import streamlit as st
 
+from labeler.candidates import Candidate
 from labeler_app import suggestions as sg
 from labeler_app.access import Actor
 from labeler_app.label import GRADES, CandidateView
@@ -24,6 +25,11 @@ def _found(key: str, query_id: str, _s: Store) -> sg.QuestionSuggestions:
 def with_suggestions(s: Store, me: Actor, qid: str, views: Sequence[CandidateView]) -> list[CandidateView]:
     """The cards with the machine suggestions `me` may see now (one cached read per question)."""
     return sg.with_suggestions(views, guard(_found, s.cache_key, qid, s), me)
+
+
+def with_machine_graded(s: Store, qid: str, candidates: Sequence[Candidate]) -> list[Candidate]:
+    """The candidates plus the documents a judge graded here that no retriever pooled (same cached read)."""
+    return sg.with_machine_graded(candidates, guard(_found, s.cache_key, qid, s))
 
 
 def suggestion_markup(view: CandidateView) -> str:

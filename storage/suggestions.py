@@ -19,7 +19,7 @@ from sqlalchemy.engine import Connection
 from labeler_storage import schema as S
 from labeler_storage.clock import now_iso
 from labeler_storage.collection import collection_row
-from labeler_storage.machine_grades import grades
+from labeler_storage.machine_grades import grades, grades_query
 from labeler_storage.records import DEFAULT_COLLECTION
 
 
@@ -49,6 +49,22 @@ def current_grades(conn: Connection, cid: int, query_id: str, doc_id: str | None
             continue
         if (g.doc_id, g.judge) not in out or g.at >= out[g.doc_id, g.judge].at:
             out[g.doc_id, g.judge] = g
+    return out
+
+
+def current_by_judge(conn: Connection, cid: int) -> dict[str, dict[tuple[str, str], int]]:
+    """judge -> (query_id, doc_id) -> its latest current (non-stale) grade in the collection; only the columns
+    that needs (no parameters, answers or rationales): the work queue's doubts read every pair."""
+    cols = grades_query(cid).selected_columns
+    latest: dict[tuple[str, str, str], tuple[str, int]] = {}
+    for query_id, doc_id, judge, grade, at, stale in conn.execute(grades_query(cid).with_only_columns(
+            cols.query_id, cols.doc_id, cols.judge, cols.grade, cols.at, cols.stale)):
+        key = (judge, query_id, doc_id)
+        if not stale and (key not in latest or at >= latest[key][0]):
+            latest[key] = (at, grade)
+    out: dict[str, dict[tuple[str, str], int]] = {}
+    for (judge, query_id, doc_id), (_, grade) in latest.items():
+        out.setdefault(judge, {})[query_id, doc_id] = grade
     return out
 
 
@@ -100,6 +116,12 @@ class SuggestionStore:
         with self._db.write() as conn:
             row = collection_row(conn, collection)
             return 0 if row is None else record_seen(conn, row.id, query_id, doc_id, annotator, grade_before)
+
+    def current_machine_grades(self, *, collection: str = DEFAULT_COLLECTION) -> dict[str, dict[tuple[str, str], int]]:
+        """judge -> (query_id, doc_id) -> its current grade in the collection ({} without the collection)."""
+        with self._db.read() as conn:
+            row = collection_row(conn, collection)
+            return {} if row is None else current_by_judge(conn, row.id)
 
     def suggestions_seen(self, *, collection: str = DEFAULT_COLLECTION, judge: str | None = None) -> list[SeenSuggestion]:
         """Every suggestion shown in the collection, with the annotator's grade then and now."""

@@ -98,6 +98,17 @@ def test_grade_records_the_first_sight_and_post_edit_counts_kept_changed_up_and_
 
 
 @sqlite_only
+def test_with_machine_graded_adds_the_pairs_a_judge_graded_that_no_retriever_pooled(store):
+    qid = _setup(store, mode="after")
+    found = sg.question_suggestions(store, qid)
+    joined = sg.with_machine_graded([Candidate("d1", {"bm25": 1}), Candidate("d4", {"bm25": 2})], found)
+    assert [(c.doc_id, c.found_by) for c in joined] == [
+        ("d1", {"bm25": 1}), ("d4", {"bm25": 2}), ("d0", {sg.MACHINE_BADGE: 1}), ("d2", {sg.MACHINE_BADGE: 2})]
+    store.accounts.set_setting("suggestions", "off", by="boss")
+    assert sg.with_machine_graded(joined[:2], sg.question_suggestions(store, qid)) == joined[:2]
+
+
+@sqlite_only
 def test_suggestions_setting_refuses_an_unknown_mode(store):
     with pytest.raises(InputError, match="after, before, off"):
         store.accounts.set_setting("suggestions", "sometimes", by="boss")

@@ -17,18 +17,27 @@ def _cards(at) -> list[str]:
     return [m.value for m in at.markdown if "<small><code>" in m.value]
 
 
+def _doc(card: str) -> str:
+    return html.unescape(card.split("<small><code>")[1].split("</code>")[0])
+
+
 def test_label_page_shows_a_suggestion_only_after_the_annotators_grade_and_records_it(app_home):
     open_app()  # first start: the sample corpus and its version are recorded
     corpus = load_corpus(SAMPLE_CORPUS)
     with open_store() as s:
         qid = s.add_question("How many vacation days do new employees get?", author="asha").query_id
         s.save_machine_grades([dict(query_id=qid, doc_id=d.doc_id, grade=2, judge=judge, doc_hash=d.content_hash,
-                                    at="2026-01-01T00:00:00Z") for d in corpus.documents for judge in ("umb", HOSTILE)])
+                                    at="2026-01-01T00:00:00Z") for d in corpus.documents[:4] for judge in ("umb", HOSTILE)])
+    graded = {d.doc_id for d in corpus.documents[:4]}
     at = open_app(annotator="asha")
-    assert not any("machine suggestion" in c for c in _cards(at))  # blind to it before her own grade
-    grade_card(at, 0, 0)
+    cards = _cards(at)
+    assert not any("machine suggestion" in c for c in cards)  # blind to it before her own grade
+    assert graded <= {_doc(c) for c in cards}  # the judge's pairs are on the page, pooled or not
+    n = next(i for i, c in enumerate(cards) if _doc(c) in graded)
+    grade_card(at, n, 0)
     assert not at.exception, at.exception
-    first, *rest = _cards(at)
+    after = {_doc(c): c for c in _cards(at)}
+    first, rest = after.pop(_doc(cards[n])), list(after.values())
     assert "machine suggestion" in first and "**umb** 2 · Relevant" in first
     assert HOSTILE not in first and HOSTILE in html.unescape(first).replace("\u2060", "")  # shown as text, never HTML
     assert not any("machine suggestion" in c for c in rest)
