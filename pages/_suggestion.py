@@ -22,6 +22,11 @@ def _found(key: str, query_id: str, _s: Store) -> sg.QuestionSuggestions:
     return sg.question_suggestions(_s, query_id)
 
 
+def forget_suggestions() -> None:
+    """Read the suggestions afresh (after this process saved machine grades: the Judges page)."""
+    _found.clear()
+
+
 def with_suggestions(s: Store, me: Actor, qid: str, views: Sequence[CandidateView]) -> list[CandidateView]:
     """The cards with the machine suggestions `me` may see now (one cached read per question)."""
     return sg.with_suggestions(views, guard(_found, s.cache_key, qid, s), me)
