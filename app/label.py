@@ -52,6 +52,8 @@ class CandidateView:
     badges: tuple[str, ...]
     grade: int | None  # this annotator's grade
     others: Mapping[str, int] = field(default_factory=dict)  # other annotators' grades
+    suggestions: tuple = ()  # machine judges' grades this annotator may see now (labeler_app.suggestions)
+    suggested: bool = False  # a machine judge graded this pair (shown or, until they grade it, not)
 
 
 @dataclass(frozen=True)
@@ -272,16 +274,21 @@ def add_question(store: Store, corpus: Corpus, actor: Actor, text: str, query_ty
 
 
 def grade(store: Store, actor: Actor, query_id: str, doc_id: str, grade: int | None,
-          corpus: Corpus | None = None) -> None:
+          corpus: Corpus | None = None, *, shown: CandidateView | None = None) -> None:
     """Save the actor's grade of a document (None clears it), at once; a replaced grade goes to the
     history. The grade keeps the content hash of the document as `corpus` shows it, and renews the
-    actor's claim on the question (storage does both in the grade's transaction)."""
+    actor's claim on the question (storage does both in the grade's transaction). `shown`: the card
+    as the actor saw it; when a machine judge graded the pair, the first sight of its suggestion is
+    recorded with the actor's grade then (the one they had if it was in view, else this one, since
+    it shows from now on: labeler_app.suggestions)."""
     actor.require(Can.GRADE)
     if grade is None:
         store.clear_judgment(query_id, doc_id, annotator=actor.name)
-    else:
-        store.set_judgment(query_id, doc_id, grade, annotator=actor.name,
-                           doc=corpus.get(doc_id) if corpus is not None else None)
+        return
+    store.set_judgment(query_id, doc_id, grade, annotator=actor.name,
+                       doc=corpus.get(doc_id) if corpus is not None else None)
+    if shown is not None and shown.suggested:
+        store.record_suggestion_seen(query_id, doc_id, actor.name, shown.grade if shown.suggestions else grade)
 
 
 def next_for_me(store: Store, actor: Actor, give_back: str | None = None) -> str | None:
@@ -290,7 +297,9 @@ def next_for_me(store: Store, actor: Actor, give_back: str | None = None) -> str
     their claim on a question they will not judge (too hard, not their field), which this pick
     then passes over."""
     actor.require(Can.GRADE)
-    return store.next_question(actor.name, give_back=give_back)
+    from labeler_app.queue_order import priorities  # the team's queue order (it reads machine grades)
+
+    return store.next_question(actor.name, give_back=give_back, first=priorities(store))
 
 
 def claim_note(store: Store, actor: Actor, query_id: str) -> str | None:

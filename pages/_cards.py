@@ -9,6 +9,7 @@ import streamlit as st
 from labeler_app.label import GRADE_KEYS, GRADES, CandidateView
 from labeler_app.text import inert
 from labeler_pages._common import refresh_label, shown_label
+from labeler_pages._suggestion import suggestion_markup
 
 BADGE_COLOURS = (("dense", "blue"), ("BM25", "orange"), ("shuffled", "gray"))
 Grade = Callable[[str, int | None], None]  # (doc_id, grade or None to clear)
@@ -43,7 +44,7 @@ def candidate_card(view: CandidateView, n: int, key: str, on_grade: Grade, *, fo
                     f"{'▶ ' if focused else ''}**{n}. {view.title_markup}** &nbsp; {_badges(view)}\n\n"
                     f"{view.snippet_markup}\n\n"
                     f"<small><code>{inert(view.doc_id)}</code>{f' · {meta}' if meta else ''}"
-                    f"{f' · others: {others}' if others else ''}</small>"
+                    f"{f' · others: {others}' if others else ''}</small>{suggestion_markup(view)}"
                     + (f"\n\n<details><summary>Full text</summary>{full}</details>" if full else ""),
                     unsafe_allow_html=True)
         grade_control(view, key, on_grade, unanswerable=unanswerable, read_only=read_only)

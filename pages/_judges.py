@@ -12,6 +12,7 @@ from labeler.corpus import Corpus
 from labeler.judges import JudgeFailure
 from labeler_app import judges as J
 from labeler_app import stores as db
+from labeler_app import suggestions as sg
 from labeler_app.access import Actor, Can
 from labeler_app.stores import Store
 from labeler_app.text import inert
@@ -121,3 +122,14 @@ def evaluation_section(s: Store, me: Actor, judged) -> None:
                                                disabled=not me.can(Can.RUN_EVALUATION)):
         saved = guard(J.save_judged, s, me, judged)
         st.success(f"Saved as run #{saved.run_id} ({inert(saved.name)}): compare it with the human-only run.")
+
+
+def post_edit_section(s: Store) -> None:
+    """What annotators did with the judges' suggestions on the Label page (labeler_app.suggestions)."""
+    rows = guard(sg.post_edit_rows, s)
+    if not rows:
+        return
+    st.markdown("**Suggestions on the Label page**: *post-edited* pairs were shown the judge's grade before the "
+                "annotator graded them (kept it, or changed it up or down); *blind* ones after. A post-edited "
+                "kappa well above the blind one is anchoring.")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key="post_edit")

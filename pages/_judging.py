@@ -27,6 +27,7 @@ from labeler_pages._order import arranged, find_more_button, found, order_contro
 from labeler_pages._pooling import system_ranks
 from labeler_pages._preview import metric_preview
 from labeler_pages._restart import refuse_unsaved
+from labeler_pages._suggestion import with_machine_graded, with_suggestions
 
 DENSE_WAITED = "dense_waited"
 
@@ -77,6 +78,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         _dense_watch(path)  # the note, kept up to date
     if extra := st.session_state.get(Keys.EXTRA_SYSTEM):  # the sidebar's "Also pool from"
         candidates = with_ranking(candidates, extra, system_ranks(extra, question.question, me))
+    candidates = with_machine_graded(s, qid, candidates)  # a judge's pairs no retriever pooled (its doubts)
     if (run_id := st.session_state.get(Keys.HOLES)) is not None:
         holes = run_holes(s, run_id)
         candidates = with_ranking(candidates, holes.badge, holes.ranks(qid), first=True)
@@ -97,6 +99,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
                              first=stop.sample if stop.estimate is None else ())
     if hidden or mode == "shuffle":  # no rank to anchor on before the grade
         views = jo.without_ranks(views)
+    views = with_suggestions(s, me, qid, views)  # a machine judge's grade, once it may show
     progress = lb.label_progress(index, views, guard(db.judged_by, s, me.name))
     options[2].progress(progress.share, text=progress.text)
 

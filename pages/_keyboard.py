@@ -43,8 +43,9 @@ def grade(s: Store, me: Actor, qid: str, views: list[CandidateView], doc_id: str
     A key (`advance`) also scrolls to it. A click moves the focus without scrolling (the page must not
     jump under the mouse), so a J or a digit pressed after clicking acts after the clicked card,
     never on a card graded earlier; clearing a grade by click focuses that card."""
-    previous = next((v.grade for v in views if v.doc_id == doc_id), None)
-    if previous == value or not act(lb.grade, s, me, qid, doc_id, value, corpus):
+    shown = next((v for v in views if v.doc_id == doc_id), None)
+    previous = shown.grade if shown is not None else None
+    if previous == value or not act(lb.grade, s, me, qid, doc_id, value, corpus, shown=shown):
         return
     st.session_state[Keys.UNDO] = (qid, doc_id, previous, value)
     if advance:

@@ -13,8 +13,11 @@ from labeler_app import judges as J
 from labeler_app.access import Can
 from labeler_app.text import inert
 from labeler_pages._common import actor, guard
-from labeler_pages._judges import bars_section, calibration_section, declare_section, evaluation_section
+from labeler_pages._judges import (
+    bars_section, calibration_section, declare_section, evaluation_section, post_edit_section,
+)
 from labeler_pages._loaders import saved_runs, workspace
+from labeler_pages._suggestion import forget_suggestions
 
 RUN_PARAM = "run"  # ?run=<id>: the run whose holes to grade (the Evaluate page's link)
 
@@ -25,6 +28,7 @@ s, path, corp, _ = workspace(with_retriever=False)
 me = actor()
 bars_section(s, me)
 name = declare_section(s, me, corp)
+post_edit_section(s)  # what annotators did with every judge's suggestions, saved judge or not
 
 if name is None:
     st.stop()
@@ -34,6 +38,7 @@ def _grade(run: int | None, limit: int) -> None:
     done = guard(J.judge_holes, s, me, name, run, corp, limit=limit,
                  progress=lambda d, t, stage: bar.progress(d / t if t else 1.0, text=f"{stage}: {d} / {t} pairs"))
     bar.empty()
+    forget_suggestions()  # the Label page shows the new grades at once, not after its cache expires
     (st.warning if done.failures else st.success)(inert(done.line))
     if done.failures:
         st.dataframe(pd.DataFrame([{"query_id": f.query_id, "doc_id": f.doc_id, "error": f.error}

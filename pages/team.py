@@ -6,6 +6,8 @@ import streamlit as st
 
 from labeler_app import accounts as acc
 from labeler_app.stores import ROLES
+from labeler_app.queue_order import ORDERS as QUEUE
+from labeler_app.suggestions import MODES
 from labeler_app.text import inert
 from labeler_pages._common import act, actor, guard, show_flash
 from labeler_pages._loaders import store
@@ -58,9 +60,18 @@ with st.form("team-settings", border=True):
                               help="How many independent judgments \"Next question for me\" collects per question.")
     blind = st.toggle("Blind judging", settings["blind"] is not False, key="set_blind",
                       help="An annotator sees no one else's grades on a question until they have finished it.")
+    suggest = st.selectbox("Machine judges' grades on the Label page", list(MODES), key="set_suggestions",
+                           index=list(MODES).index(settings["suggestions"]), format_func=lambda m: f"{m}: {MODES[m]}",
+                           help="A machine judge's grade of a pair shows on its card as a suggestion: after the annotator "
+                                "has graded it (their grade stays blind to it), before (they keep or change it), or never.")
+    order = st.selectbox("Work queue order", list(QUEUE), key="set_queue_order", format_func=QUEUE.get,
+                         index=list(QUEUE).index(settings["queue_order"]),
+                         help="Which question \"Next for me\" offers first among those that still need judges.")
     if st.form_submit_button("Save settings"):
         guard(acc.set_team_setting, s, me, "session_hours", hours)
         guard(acc.set_team_setting, s, me, "oidc_default_role", default_role)
         guard(acc.set_team_setting, s, me, "overlap", int(overlap))
         guard(acc.set_team_setting, s, me, "blind", bool(blind))
+        guard(acc.set_team_setting, s, me, "suggestions", suggest)
+        guard(acc.set_team_setting, s, me, "queue_order", order)
         st.success("Saved.")

@@ -302,3 +302,16 @@ judges = sa.Table(
     sa.Column("updated_at", sa.Text, nullable=False),
     sa.Column("updated_by", sa.Text, nullable=False, server_default=""),
 )
+
+# v16: a machine grade an annotator was shown as a suggestion on the Label page (labeler_storage.suggestions):
+# first time only, with their own grade at that moment (NULL: shown before they graded the pair, a post-edit).
+suggestions_seen = sa.Table(
+    "suggestions_seen", SCHEMA,
+    sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("doc_id", sa.Text, primary_key=True),
+    sa.Column("annotator", sa.Text, primary_key=True),
+    sa.Column("judge", sa.Text, primary_key=True),
+    sa.Column("machine_grade", sa.Integer, nullable=False),  # 0-3, as shown
+    sa.Column("grade_before", GRADE),  # the annotator's grade when first shown; NULL: not graded yet
+    sa.Column("seen_at", sa.Text, nullable=False),
+)

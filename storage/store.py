@@ -39,6 +39,7 @@ from labeler_storage.records import (
     DEFAULT_COLLECTION, IMPORT_ANNOTATOR, Collection, GradeEvent, ImportPlan, ImportSummary, Judgment, Question,
     QuestionStatus, QuestionSummary, RunRecord, RunSummary,
 )
+from labeler_storage.suggestions import SuggestionStore
 from labeler_storage.versions import CorpusVersion, StaleJudgment
 from labeler_storage.work_queue_store import LEASE_MINUTES, WorkQueueStore
 
@@ -59,7 +60,7 @@ def open_store(url: str | Path | None = None, *, synchronous: str = "FULL") -> "
     return store
 
 
-class Store(MachineGradeStore, WorkQueueStore):
+class Store(MachineGradeStore, WorkQueueStore, SuggestionStore):
     """Repository over one database; safe to share between threads (st.cache_resource)."""
 
     def __init__(self, url: str, *, synchronous: str = "FULL") -> None:

@@ -19,11 +19,21 @@ DEFAULT_SETTINGS: Mapping[str, Any] = {
     "systems": {},  # saved search systems: name -> declaration (labeler_app.systems checks them; no secret inside)
     "overlap": 1,  # independent judgments wanted per question (the work queue, labeler_storage.work_queue)
     "blind": None,  # hide others' grades until I finish a question; None: on in team mode (labeler_app.label)
+    # when the Label page shows a machine judge's grade of a pair (labeler_app.suggestions): "after" the
+    # annotator's own grade, "before" it (to keep or change), or "off"
+    "suggestions": "after",
+    # the work queue's order (labeler_app.queue_order): "seats" (closest to its overlap first) or "doubts"
+    # (where the machine judges are least sure or disagree with a person first)
+    "queue_order": "seats",
     # when a machine judge's grades may fill holes in a metric (labeler_app.judges.gate): its calibration rests on
     # min_pairs human pairs at least, binarized kappa (relevant = grade >= 1) >= kappa_binary, and Kendall's
     # tau between the saved runs' orders >= tau once there are min_runs runs
     "judge_bars": {"min_pairs": 100, "kappa_binary": 0.4, "tau": 0.9, "min_runs": 4},
 }
+SUGGESTION_MODES = ("after", "before", "off")
+QUEUE_ORDERS = ("seats", "doubts")
+CHOICES = {"suggestions": (SUGGESTION_MODES, '"after" shows a machine grade once the annotator has graded the pair.'),
+           "queue_order": (QUEUE_ORDERS, '"seats" offers the question closest to its overlap first.')}
 JUDGE_BARS = {"min_pairs": (int, 1, 1_000_000), "kappa_binary": (float, -1.0, 1.0), "tau": (float, -1.0, 1.0),
               "min_runs": (int, 2, 1000)}
 
@@ -69,6 +79,10 @@ def check_setting(key: str, value: Any) -> Any:
         return value
     if key == "judge_bars":
         return check_judge_bars(value)
+    if key in CHOICES:
+        if value not in CHOICES[key][0]:
+            raise InputError(f"{key} must be one of {', '.join(CHOICES[key][0])}, got {value!r}", hint=CHOICES[key][1])
+        return value
     raise InputError(f"unknown team setting {key!r}", hint=f"known settings: {', '.join(DEFAULT_SETTINGS)}.")
 
 

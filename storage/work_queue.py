@@ -17,6 +17,7 @@ milliseconds and the second sees the first's claim; none takes a seat that is go
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -65,12 +66,25 @@ def seats(conn: Connection, cid: int, now: str) -> dict[int, set[str]]:
     return taken
 
 
+def seats_by_query(conn: Connection, collection: str, *, now: datetime) -> dict[str, int]:
+    """query_id -> how many seats are taken on it (its judges and live claims), for every question."""
+    row = collection_row(conn, collection)
+    if row is None:
+        return {}
+    q, taken = S.questions, seats(conn, row.id, iso(now))
+    return {query_id: len(taken.get(rid, ())) for rid, query_id in conn.execute(
+        sa.select(q.c.id, q.c.query_id).where(q.c.collection_id == row.id).order_by(q.c.id))}
+
+
 def next_question(conn: Connection, collection: str, annotator: str, *, overlap: int, now: datetime,
-                  lease: timedelta, give_back: str | None = None) -> str | None:
+                  lease: timedelta, give_back: str | None = None,
+                  first: Mapping[str, float] | None = None) -> str | None:
     """Claim the next question for `annotator` (or renew the claim they hold on one they have not
     judged yet); its query_id, or None when no question wants them. With `give_back`, first release
     their claim on that question and record that they declined it: this pick passes it over, and later
-    picks offer their declined questions only when nothing else wants them. Call in a write transaction."""
+    picks offer their declined questions only when nothing else wants them. `first`: query_id -> a
+    priority; among the open questions, the highest goes first (then the rule above). Call in a write
+    transaction."""
     if not annotator.strip():
         raise InputError("the queue needs an annotator name", hint="sign in, or type your name in the sidebar.")
     lock_collection(conn, collection)
@@ -96,7 +110,9 @@ def next_question(conn: Connection, collection: str, annotator: str, *, overlap:
     pick = next((qid for qid in held if qid not in judged), None)
     if pick is None:
         taken = seats(conn, row.id, at)
-        order = conn.execute(sa.select(q.c.id).where(q.c.collection_id == row.id).order_by(q.c.id)).scalars().all()
+        ids = dict(conn.execute(sa.select(q.c.id, q.c.query_id).where(q.c.collection_id == row.id)
+                                .order_by(q.c.id)).all())
+        order = list(ids)
         open_ = [qid for qid in order if qid not in judged and annotator not in taken.get(qid, ())
                  and len(taken.get(qid, ())) < overlap]
         if not open_:
@@ -104,7 +120,8 @@ def next_question(conn: Connection, collection: str, annotator: str, *, overlap:
         declined = set(conn.execute(sa.select(S.declines.c.question_id).join(q, q.c.id == S.declines.c.question_id)
                                     .where(q.c.collection_id == row.id, S.declines.c.annotator == annotator)).scalars())
         rank = {qid: i for i, qid in enumerate(order)}
-        pick = min(open_, key=lambda qid: (qid in declined, -len(taken.get(qid, ())), rank[qid]))
+        priority = {qid: (first or {}).get(ids[qid], 0.0) for qid in open_}
+        pick = min(open_, key=lambda qid: (qid in declined, -priority[qid], -len(taken.get(qid, ())), rank[qid]))
     stmt = S.dialect_insert(conn.dialect.name)(c).values(question_id=pick, annotator=annotator, claimed_at=at,
                                                          expires_at=iso(now + lease))
     conn.execute(stmt.on_conflict_do_update(index_elements=[c.c.question_id, c.c.annotator],

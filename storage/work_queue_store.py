@@ -2,7 +2,7 @@
 transaction. A base of `Store`, which holds the database (`_db`) and the clock."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -20,14 +20,16 @@ class WorkQueueStore:
     clock: Callable[[], datetime]
 
     def next_question(self, annotator: str, *, collection: str = DEFAULT_COLLECTION,
-                      lease_minutes: float = LEASE_MINUTES, give_back: str | None = None) -> str | None:
+                      lease_minutes: float = LEASE_MINUTES, give_back: str | None = None,
+                      first: Mapping[str, float] | None = None) -> str | None:
         """Claim (lease_minutes) the question `annotator` should judge next: one still wanting judges (team
         setting `overlap`) that they have not judged, closest to done first; None when none is left.
-        `give_back`: release their claim on that question first, and pass it over."""
+        `give_back`: release their claim on that question first, and pass it over. `first`: query_id ->
+        priority, the highest first (labeler_app.queue_order)."""
         with self._db.write() as conn:
             return work_queue.next_question(conn, collection, annotator, overlap=int(read_settings(conn)["overlap"]),
                                             now=self.clock(), lease=timedelta(minutes=lease_minutes),
-                                            give_back=give_back)
+                                            give_back=give_back, first=first)
 
     def claim_expiry(self, query_id: str, annotator: str, *, collection: str = DEFAULT_COLLECTION) -> str | None:
         """When `annotator`'s live claim on the question ends (ISO UTC); None when they hold none."""
@@ -45,6 +47,11 @@ class WorkQueueStore:
         """Give the question back to the queue; False when `annotator` held no claim on it."""
         with self._db.write() as conn:
             return work_queue.release_claim(conn, collection, query_id, annotator)
+
+    def seats(self, *, collection: str = DEFAULT_COLLECTION) -> dict[str, int]:
+        """query_id -> seats taken on it (judges and live claims), every question in creation order."""
+        with self._db.read() as conn:
+            return work_queue.seats_by_query(conn, collection, now=self.clock())
 
     def claims(self, *, collection: str = DEFAULT_COLLECTION) -> dict[str, list[str]]:
         """query_id -> who holds a live claim on it."""

@@ -78,8 +78,9 @@ def calibrate_command(golden: Path, judge_path: Path, run_files: tuple[Path, ...
         raise InputError(f"no (question, document) pair has both a grade in {golden} and one in {judge_path}",
                          hint="check that the judge's query and doc ids are the golden set's.")
     result = calibrate(human, machine, runs or None, bootstrap=bootstrap, seed=seed)
-    if as_json:
-        click.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+    edits = stored.post_edit if stored is not None and stored.machine is not None else None
+    if as_json:  # post_edit: what annotators did with a saved judge's suggestions (null for a file judge)
+        click.echo(json.dumps({**result.to_dict(), "post_edit": edits}, ensure_ascii=False))
         return
     click.echo(f"judge {name} against {golden}: {result.pairs} pairs graded by both, over {result.questions} "
                f"questions ({len(human) - result.pairs} human pairs the judge did not grade, "
@@ -97,6 +98,11 @@ def calibrate_command(golden: Path, judge_path: Path, run_files: tuple[Path, ...
     click.echo("          " + "".join(f"{g:>7}" for g in range(4)))
     for g, row in enumerate(result.confusion):
         click.echo(f"  human {g} " + "".join(f"{v:>7}" for v in row))
+    if edits is not None:
+        click.echo(f"suggestions on the Label page: {edits['seen']} seen; post-edited {edits['post_edited']} (kept "
+                   f"{edits['kept']}, changed up {edits['changed_up']}, down {edits['changed_down']}, kappa "
+                   f"{_shown(edits['kappa_post_edit'])}); blind {edits['blind']} (agreed {edits['agreed']}, revised "
+                   f"after seeing {edits['revised']}, kappa {_shown(edits['kappa_blind'])})")
     for run, scores in result.run_scores.items():
         click.echo(f"  {run}: nDCG@10 {scores['human']:.4f} (human) vs {scores['judge']:.4f} (judge) on the pairs; "
                    f"{scores['human_all']:.4f} (all human) vs {scores['filled']:.4f} (holes filled)")

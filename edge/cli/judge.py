@@ -44,6 +44,7 @@ class StoredPairs:
     human: dict[tuple[str, str], int]
     judge: str | None = None
     machine: dict[tuple[str, str], int] | None = None
+    post_edit: dict | None = None  # what annotators did with its suggestions there (labeler.judges.post_edit)
 
 
 def stored_pairs(golden: Path, judge: Path, db_url: str | None) -> StoredPairs | None:
@@ -51,7 +52,9 @@ def stored_pairs(golden: Path, judge: Path, db_url: str | None) -> StoredPairs |
     path, unchanged). Otherwise GOLDEN names a collection: its people's grades (the golden set's
     `relevance`), and a judge that is not a file is a saved judge whose current (non-stale) grades there
     are read, its name and prompt as `labeler judge` recorded them."""
+    from labeler.judges.post_edit import PostEdit
     from labeler_app.judge_runs import human_pairs, machine_pairs
+    from labeler_app.suggestions import post_edit
     from labeler_storage import CollectionStore, normalize_db_url, open_store
 
     if golden.exists():
@@ -69,8 +72,10 @@ def stored_pairs(golden: Path, judge: Path, db_url: str | None) -> StoredPairs |
         if judge.is_file():
             return StoredPairs(human)
         spec = judge_spec(opened, str(judge))
+        edits = post_edit(store, spec.name).get(spec.name, PostEdit(spec.name))
         return StoredPairs(human, spec.name,
-                           machine_pairs(store.machine_grades(judge=spec.name, prompt_hash=spec.prompt_hash)))
+                           machine_pairs(store.machine_grades(judge=spec.name, prompt_hash=spec.prompt_hash)),
+                           edits.to_dict())
 
 
 def run_id_of(value: str) -> int:

@@ -51,6 +51,7 @@ def test_calibrate_json_equals_sklearn_and_scipy(tmp_path):
     keys = sorted(set(human) & set(machine))
     a, b = [human[k] for k in keys], [machine[k] for k in keys]
     assert got["pairs"] == len(keys)
+    assert got["post_edit"] is None  # a judge file: no suggestions were shown on the Label page
     assert got["kappa"] == pytest.approx(cohen_kappa_score(a, b))
     assert got["kappa_quadratic"] == pytest.approx(cohen_kappa_score(a, b, weights="quadratic", labels=[0, 1, 2, 3]))
     assert got["kappa_binary@1"] == pytest.approx(cohen_kappa_score([x >= 1 for x in a], [y >= 1 for y in b]))
