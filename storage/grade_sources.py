@@ -73,8 +73,16 @@ def check_described(value: Any, where: str) -> None:
                          hint="export the golden set from the app again, or drop that field from the line.")
 
 
+def _kept(conn: Connection) -> bool:
+    # A database read before its upgrade to v16 (a Store() opened without migrating) keeps no sources:
+    # every file's grades were "(import)"'s, counted.
+    return sa.inspect(conn).has_table("grade_sources")
+
+
 def apart(conn: Connection, cid: int) -> frozenset[str]:
     """The names of the collection's sources that are not counted."""
+    if not _kept(conn):
+        return frozenset()
     g = S.grade_sources
     return frozenset(conn.execute(sa.select(g.c.name).where(g.c.collection_id == cid, g.c.counted == sa.false()))
                      .scalars())
@@ -115,6 +123,8 @@ def list_sources(conn: Connection, cid: int) -> list[GradeSource]:
 
 def described(conn: Connection, cid: int) -> dict[str, dict[str, Any]]:
     """name -> what the export says of each source (GRADE_SOURCES)."""
+    if not _kept(conn):
+        return {}
     return {s.name: {"file": s.file_name, "imported_at": s.imported_at, "imported_by": s.imported_by,
                      "counted": s.counted, "changes": list(s.changes)}
             for s in (_to_source(r) for r in conn.execute(

@@ -448,11 +448,13 @@ V3_EXPORT = (
     '"notes": "see §4", "created_at": "2026-12-01T02:14:44Z", "updated_at": "2026-12-01T02:14:44Z", '
     '"corpus_fingerprint": "sha256:c3", "annotation_notes": {"asha": {"leave-001": "full answer"}}, '
     '"annotations": {"(import)": {"leave-001": 2, "leave-002": 0}, "asha": {"leave-001": 3, "leave-002": 1}}, '
-    '"reviewer": {"round": 2}}\n'
+    '"grade_sources": {"(import)": {"file": "", "imported_at": "", "imported_by": "", "counted": true, '
+    '"changes": []}}, "reviewer": {"round": 2}}\n'
     '{"query_id": "q-0002", "question": "Who is on Mars?", "query_type": "", "unanswerable": true, '
     '"relevance": {"mars-1": 0}, "annotators": ["ben"], "notes": "", "created_at": "2026-12-01T02:14:44Z", '
     '"updated_at": "2026-12-01T02:14:44Z", "corpus_fingerprint": "sha256:c3", "annotations": {"ben": {"mars-1": 0}}, '
-    '"unanswerable_votes": {"(import)": true, "ben": false}}\n'
+    '"grade_sources": {"(import)": {"file": "", "imported_at": "", "imported_by": "", "counted": true, '
+    '"changes": []}}, "unanswerable_votes": {"(import)": true, "ben": false}}\n'
 )
 
 
