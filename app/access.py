@@ -44,6 +44,7 @@ class Can(StrEnum):
     DECLARE_SYSTEMS = "declare search systems (the server sends requests where they say)"
     ADJUDICATE = "adjudicate disagreements (set final grades)"
     DECLARE_JUDGES = "declare machine judges (the server sends documents where they say)"
+    COUNT_FILE_GRADES = "choose whether an imported file's grades count in the consensus"
 
 
 _VIEWER = frozenset({Can.READ, Can.EXPORT})

@@ -18,7 +18,7 @@ from labeler.agreement_bootstrap import AgreementIntervals, bootstrap_agreement
 from labeler.errors import AccessDenied, InputError
 from labeler_app.access import Actor, Can
 from labeler_app.blind import sees_others
-from labeler_storage import IMPORT_ANNOTATOR, Store
+from labeler_storage import Store, is_file_source
 from labeler_storage.adjudication import Adjudication
 
 GRADES = (0, 1, 2, 3)
@@ -45,19 +45,24 @@ def is_disputed(grades: Mapping[str, int]) -> bool:
 
 def people_ratings(ratings: Ratings) -> Ratings:
     """The ratings without the imported grades: agreement and adjudication are about people's grades."""
-    return {key: {a: g for a, g in by.items() if a != IMPORT_ANNOTATOR} for key, by in ratings.items()}
+    return {key: {a: g for a, g in by.items() if not is_file_source(a)} for key, by in ratings.items()}
+
+
+def imported_grades(by: Mapping[str, int]) -> dict[str, int]:
+    """source -> grade: the imported files' grades of one document (labeler_storage.grade_sources)."""
+    return {a: g for a, g in by.items() if is_file_source(a)}
 
 
 def differ_from_import(ratings: Ratings) -> list[tuple[str, str]]:
     """The (query_id, doc_id) whose imported grade some annotator graded differently, in key order."""
-    return sorted(key for key, by in ratings.items()
-                  if IMPORT_ANNOTATOR in by and any(g != by[IMPORT_ANNOTATOR] for a, g in by.items() if a != IMPORT_ANNOTATOR))
+    return sorted(key for key, by in ratings.items() if (mine := imported_grades(by)) and any(
+        g != i for a, g in by.items() if not is_file_source(a) for i in mine.values()))
 
 
 def imported_note(ratings: Ratings, *, listed: str = "") -> str:
     """What agreement and adjudication leave out, said where their figures are ("" with no imported grade);
     `listed` says where the differing documents are shown."""
-    n = sum(1 for by in ratings.values() if IMPORT_ANNOTATOR in by)
+    n = sum(1 for by in ratings.values() if imported_grades(by))
     if not n:
         return ""
     differ = len(differ_from_import(ratings))
@@ -146,5 +151,6 @@ def agreement_view(store: Store, actor: Actor, *, n_resamples: int = 500, seed: 
     require_reader(store, actor)
     ratings = store.ratings()
     after = adjudicated_ratings(ratings, store.adjudications())
-    return AgreementView(bootstrap_agreement(ratings, exclude=(IMPORT_ANNOTATOR,), n_resamples=n_resamples, seed=seed),
-                         bootstrap_agreement(after, exclude=(IMPORT_ANNOTATOR,), n_resamples=n_resamples, seed=seed))
+    ratings, after = people_ratings(ratings), people_ratings(after)
+    return AgreementView(bootstrap_agreement(ratings, n_resamples=n_resamples, seed=seed),
+                         bootstrap_agreement(after, n_resamples=n_resamples, seed=seed))

@@ -16,14 +16,16 @@ from labeler.errors import AccessDenied, InputError
 from labeler.golden import GoldenHealth, GoldenSet, golden_health
 from labeler.status import Status
 from labeler_app.access import Actor, Can
-from labeler_app.adjudicate import differ_from_import, imported_note, people_ratings
+from labeler_app.adjudicate import differ_from_import, imported_grades, imported_note, people_ratings
 from labeler_app.blind import HIDDEN, sees_others
 from labeler_app.label import question_choice_label
 from labeler_app.recheck import stale_line
 from labeler_app.text import inert
-from labeler_app.transfer import FORMATS, export_bytes, import_golden_set, plan_golden_import, read_for_import
+from labeler_app.transfer import (
+    COUNT_FILE_GRADES, FORMATS, export_bytes, import_golden_set, plan_golden_import, read_for_import,
+)
 from labeler_app.workspace import normalize_corpus_path
-from labeler_storage import IMPORT_ANNOTATOR, Store
+from labeler_storage import Store, is_file_source
 from labeler_storage.records import ImportPlan
 
 STATUS_CHOICES = tuple(s.value for s in Status)
@@ -60,7 +62,7 @@ class GoldenOverview:
 
 
 def _agreement_line(ratings) -> str:
-    report = agreement(ratings, exclude=(IMPORT_ANNOTATOR,))
+    report = agreement(people_ratings(ratings))
     note = (" " + imported_note(ratings)).rstrip()
     if len(report.annotators) < 2:
         return "Agreement needs two or more annotators grading the same documents." + note
@@ -89,7 +91,7 @@ def overview(store: Store, *, max_disagreements: int = 50) -> GoldenOverview:
         mine: dict[str, dict[str, int]] = {}  # doc_id -> people's grades (a split of people only is theirs)
         for j in s.judgments:
             ratings.setdefault((q.query_id, j.doc_id), {})[j.annotator] = j.grade
-            if j.annotator != IMPORT_ANNOTATOR:
+            if not is_file_source(j.annotator):
                 mine.setdefault(j.doc_id, {})[j.annotator] = j.grade
         labels = ", ".join(f"{d}:{g}" for d, g in sorted(s.consensus.items(), key=lambda kv: (-kv[1], kv[0])))
         annotators = list(q.annotators) + [a for a in s.annotators if a not in q.annotators]
@@ -98,7 +100,7 @@ def overview(store: Store, *, max_disagreements: int = 50) -> GoldenOverview:
                      "annotators": ", ".join(annotators), "unanswerable votes": ", ".join(s.voters),
                      "updated": q.updated_at})
         if said := s.unanswerable_disagreement:
-            people_split += bool(unanswerable_disagreement(set(s.voters) - {IMPORT_ANNOTATOR}, mine))
+            people_split += bool(unanswerable_disagreement({v for v in s.voters if not is_file_source(v)}, mine))
             split.append({"query_id": q.query_id, "consensus": "unanswerable" if q.unanswerable else "answerable",
                           "unanswerable": ", ".join(a for a, v in said.items() if v == "unanswerable"),
                           "graded relevant": ", ".join(a for a, v in said.items() if v == "answerable")})
@@ -110,10 +112,10 @@ def overview(store: Store, *, max_disagreements: int = 50) -> GoldenOverview:
     between = consensus(people).disagreements
     disagreements = tuple({"query_id": d.query_id, "doc_id": d.doc_id, "consensus": d.consensus, "spread": d.spread,
                            "grades": _grades(d.grades)} for d in between[:max_disagreements])
-    differ, qrels = differ_from_import(ratings), consensus(ratings, stand_in=IMPORT_ANNOTATOR).qrels
-    with_import = tuple({"query_id": q, "doc_id": d, "imported": ratings[q, d][IMPORT_ANNOTATOR],
+    differ, qrels = differ_from_import(ratings), {q.question.query_id: q.consensus for q in statuses}
+    with_import = tuple({"query_id": q, "doc_id": d, "imported": _grades(imported_grades(ratings[q, d])),
                          "annotators": _grades(people[q, d]),
-                         "consensus": qrels[q][d]} for q, d in differ[:max_disagreements])
+                         "consensus": qrels[q].get(d, "")} for q, d in differ[:max_disagreements])
     golden = store.export_golden()
     return GoldenOverview(tuple(rows), choices, edits, tuple(sorted(types, key=lambda t: (-types[t], t))),
                           golden_health(golden), disagreements, _agreement_line(ratings), tuple(split),
@@ -192,17 +194,21 @@ def conflict_rows(plan: ImportPlan) -> list[dict[str, Any]]:
 
 
 def import_golden_file(store: Store, actor: Actor, uploaded: IO[bytes], corpus: Corpus, corpus_path: str, *,
-                       keep_scale: bool = False, check_doc_ids: bool = True, on_conflict: str | None = None):
+                       keep_scale: bool = False, check_doc_ids: bool = True, on_conflict: str | None = None,
+                       count_file_grades: bool = COUNT_FILE_GRADES):
     """Validate an uploaded golden JSONL and import it whole: new questions added, identical ones
     left, conflicting ones as `on_conflict` says (without a choice: an ImportConflictError, nothing
     written); the store's ImportSummary. Raises GoldenFormatError listing every bad line; nothing
-    is imported then. Admins only; replacing questions edits other people's work besides."""
+    is imported then. Admins only; replacing questions edits other people's work besides. A
+    consensus-only file's grades become a source named by the file (its `.name`) and the time,
+    counted in the consensus or kept apart as `count_file_grades` says."""
     actor.require(Can.IMPORT_GOLDEN)
     if on_conflict == "replace":
         actor.require(Can.EDIT_ANY_QUESTION)
     golden = _read(uploaded, corpus, keep_scale, check_doc_ids)
     return import_golden_set(store, golden, corpus=corpus, corpus_path=normalize_corpus_path(corpus_path),
-                             by=actor.name, on_conflict=on_conflict).summary
+                             by=actor.name, on_conflict=on_conflict, file_name=getattr(uploaded, "name", ""),
+                             count_file_grades=count_file_grades).summary
 
 
 def upload_hint(hint: str) -> str:

@@ -22,7 +22,7 @@ from labeler.corpus import Corpus
 from labeler.judging import ActiveOrder, QuestionFeatures, RemainingEstimate, StoppingRule, estimate_remaining
 from labeler.judging.stopping import draw_sample
 from labeler_app.label import RETRIEVER_NAMES, CandidateView, candidate_views
-from labeler_storage.records import IMPORT_ANNOTATOR, QuestionStatus
+from labeler_storage.records import QuestionStatus
 
 ORDERS = {"active": "Most likely relevant first", "retriever": "Retriever order", "shuffle": "Shuffle"}
 DEFAULT_ORDER = "active"
@@ -252,7 +252,7 @@ def stopping(status: QuestionStatus, annotator: str, doc_ids: Sequence[str], rul
 def likely_complete(status: QuestionStatus, doc_ids: Sequence[str]) -> bool:
     """Whether some annotator's stopping estimate on the question says at most one relevant document
     is left (95%). Grades imported from a file have no judging order to read a knee from."""
-    people = sorted({j.annotator for j in status.judgments} - {IMPORT_ANNOTATOR})
+    people = status.annotators  # sorted; grade sources left out
     return any(stopping(status, a, doc_ids).likely_complete for a in people)
 
 

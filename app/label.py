@@ -16,7 +16,7 @@ from labeler.status import Status
 from labeler_app.access import Actor, Can
 from labeler_app.blind import sees_others
 from labeler_app.text import highlight_markup, inert, inert_code, snippet, status_reason
-from labeler_storage import IMPORT_ANNOTATOR, Store
+from labeler_storage import Store
 from labeler_storage.records import QuestionStatus, QuestionSummary
 
 GRADES = {0: "Not relevant", 1: "Partly", 2: "Relevant", 3: "Answers fully"}
@@ -254,7 +254,7 @@ def status_line(status: QuestionStatus, *, hidden: bool = False, candidates: Seq
     n = 0 if hidden else len(status.adjudicated)  # final grades: they outweigh the consensus
     settled = f" · {n} document{'s' if n != 1 else ''} adjudicated" if n else ""
     grades = {**status.consensus, **status.adjudicated}
-    people = {j.annotator for j in status.judgments} - {IMPORT_ANNOTATOR}
+    people = status.annotators  # grade sources left out
     why = "" if hidden else " · " + status_reason(status.status, grades, n_annotators=len(people),
                                                   candidates=tuple(candidates))
     return f"{type_badge}{STATUS_BADGES[status.status]} · {inert_code(q.query_id)}{why}{settled}"

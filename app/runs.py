@@ -92,11 +92,27 @@ def measures_for(cutoffs: Iterable[int] = DEFAULT_CUTOFFS, extra: Iterable[str] 
     return names + [m for m in dict.fromkeys(extra) if m not in names]
 
 
+class NoJudgmentsError(InputError):
+    """Scoring refused because no answerable question of the golden set has a counted grade."""
+
+
 def require_judgments(golden: GoldenSet) -> None:
-    """Refuse a golden set with no answerable question judged yet: its report would be empty."""
-    if not any(q.relevance for q in golden.queries if not q.unanswerable):
-        raise InputError("no labelled question to score yet",
-                         hint="grade some candidates on the Label page, or import a golden set with judgments.")
+    """Refuse a golden set with no answerable question judged yet: its report would be empty. When
+    its only grades are imported files' kept apart (not counted: labeler_storage.grade_sources), say so."""
+    if any(q.relevance for q in golden.queries if not q.unanswerable):
+        return
+    apart: dict[str, int] = {}  # source -> its grades the consensus leaves out
+    for q in golden.queries:
+        for name, said in (q.extra.get("grade_sources") or {}).items():
+            if said.get("counted") is False:
+                apart[name] = apart.get(name, 0) + len((q.extra.get("annotations") or {}).get(name, ()))
+    if apart:
+        raise NoJudgmentsError(f"nothing to score: the only grades are {sum(apart.values())} of imported files kept apart "
+                         f"({', '.join(sorted(apart)[:3])}), which no metric counts",
+                         hint="count a source in the consensus on the Golden set page (or `labeler sources count "
+                              "NAME`), or grade candidates on the Label page.")
+    raise NoJudgmentsError("no labelled question to score yet",
+                     hint="grade some candidates on the Label page, or import a golden set with judgments.")
 
 
 class NoSharedQuestionError(InputError):

@@ -25,6 +25,20 @@ from labeler.golden import (
 )
 
 DEFAULT_COLLECTION = "default"
+# A consensus-only file's grades count in the consensus by default, but only where no person graded the
+# document: they never shift a grade people gave, and a file imported to score a system scores it.
+COUNT_FILE_GRADES = True
+
+
+def file_grades_line(plan: Any, count: bool) -> str:
+    """What an import will do with a consensus-only file's grades, for its preview ("" when the file
+    has none: an app export's grades are each annotator's and each source's own)."""
+    if not plan.file_grades:
+        return ""
+    how = ("counted in the consensus where no person graded a document, never over a person's grade" if count
+           else "kept apart: shown, but not counted in the consensus, the status or any metric until you count them")
+    default = " (the default)" if count == COUNT_FILE_GRADES else ""
+    return f"{plan.file_grades} grades of no annotator (a consensus-only file): kept as this file's own, {how}{default}."
 
 
 class GoldenStore(Protocol):
@@ -33,7 +47,7 @@ class GoldenStore(Protocol):
     def get_collection(self, collection: str = ...) -> Any: ...
     def import_golden(self, golden: GoldenSet, *, collection: str = ..., corpus_path: str | None = None,
                       corpus_fingerprint: str | None = None, by: str = "", corpus: Corpus | None = None,
-                      on_conflict: str | None = None) -> Any: ...
+                      on_conflict: str | None = None, file_name: str = "", count_file_grades: bool = True) -> Any: ...
     def plan_import(self, golden: GoldenSet, *, collection: str = ...) -> Any: ...
     def export_golden(self, *, collection: str = ..., complete_only: bool = False,
                       mark_stale: bool = False, with_machine: bool = False) -> GoldenSet: ...
@@ -75,14 +89,17 @@ def plan_golden_import(store: GoldenStore, golden: GoldenSet, *, collection: str
 
 def import_golden_set(store: GoldenStore, golden: GoldenSet, *, corpus: Corpus | None = None,
                       corpus_path: str | None = None, collection: str | None = None,
-                      by: str = "", on_conflict: str | None = None) -> Imported:
+                      by: str = "", on_conflict: str | None = None, file_name: str = "",
+                      count_file_grades: bool = COUNT_FILE_GRADES) -> Imported:
     """Import a validated golden set in one transaction; with `corpus`, the collection records it
     as the corpus the golden set is written against. `by`: who imports (kept with replaced grades).
     Conflicting questions are imported only as `on_conflict` says ("new", "skip" or "replace");
-    without it they raise ImportConflictError and nothing is written."""
+    without it they raise ImportConflictError and nothing is written. A consensus-only file's grades
+    become one grade source named by `file_name` and the time (labeler_storage.grade_sources), counted in
+    the consensus where no person graded the document if `count_file_grades`, else kept apart."""
     before = store.get_collection(**_in(collection))
     summary = store.import_golden(golden, corpus_path=corpus_path, by=by, corpus=corpus, on_conflict=on_conflict,
-                                  **_in(collection))
+                                  file_name=file_name, count_file_grades=count_file_grades, **_in(collection))
     return Imported(summary, before.corpus_fingerprint if before is not None else None)
 
 

@@ -112,4 +112,5 @@ def load_demo_golden(store: Store, actor: Actor, corpus: Corpus, corpus_path: st
     actor.require(Can.IMPORT_GOLDEN)
     golden = read_for_import(DEMO_GOLDEN, corpus=corpus)
     return import_golden_set(store, golden, corpus=corpus, corpus_path=normalize_corpus_path(corpus_path),
-                             collection=DEMO_COLLECTION, by=actor.name, on_conflict="skip").summary
+                             collection=DEMO_COLLECTION, by=actor.name, on_conflict="skip",
+                             file_name=DEMO_GOLDEN.name).summary

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -64,21 +64,28 @@ class Consensus:
     disagreements: tuple[Disagreement, ...]
 
 
-def counted(by_annotator: Mapping[str, int], stand_in: str | None = None) -> Mapping[str, int]:
-    """The grades of one document a consensus counts: a stand-in's (an imported file's grade) only
-    where no one else graded the document, so it never shifts the grades people gave."""
-    if stand_in is None or stand_in not in by_annotator or len(by_annotator) == 1:
-        return by_annotator
-    return {a: g for a, g in by_annotator.items() if a != stand_in}
+def counted(by_annotator: Mapping[str, int], stand_in: str | Callable[[str], bool] | None = None,
+            apart: Container[str] = ()) -> Mapping[str, int]:
+    """The grades of one document a consensus counts: never those of an annotator `apart` (an
+    imported file's grades kept out of the consensus); a stand-in's (an imported file's grades:
+    one name, or a test on the name) only where no one else graded the document, so it never
+    shifts the grades people gave."""
+    kept = {a: g for a, g in by_annotator.items() if a not in apart} if apart else by_annotator
+    if stand_in is None:
+        return kept
+    is_stand_in = stand_in.__eq__ if isinstance(stand_in, str) else stand_in
+    people = {a: g for a, g in kept.items() if not is_stand_in(a)}
+    return people or kept
 
 
-def consensus(ratings: Ratings, *, stand_in: str | None = None) -> Consensus:
+def consensus(ratings: Ratings, *, stand_in: str | Callable[[str], bool] | None = None,
+              apart: Container[str] = ()) -> Consensus:
     """Consensus grade per (question, document) and the disagreements, worst (largest spread) first.
-    `stand_in`: an annotator whose grade counts only where no one else graded (see `counted`)."""
+    `stand_in`, `apart`: grades counted only where no one else graded, or never (see `counted`)."""
     qrels: dict[str, dict[str, int]] = {}
     disagreements = []
     for (query_id, doc_id), by_annotator in ratings.items():
-        by_annotator = counted(by_annotator, stand_in)
+        by_annotator = counted(by_annotator, stand_in, apart)
         if not by_annotator:
             continue
         grade = consensus_grade(by_annotator.values())
@@ -90,14 +97,15 @@ def consensus(ratings: Ratings, *, stand_in: str | None = None) -> Consensus:
 
 
 def unanswerable_consensus(voters: Iterable[str], ratings: Mapping[str, Mapping[str, int]], *,
-                           stand_in: str | None = None) -> bool:
+                           stand_in: str | Callable[[str], bool] | None = None, apart: Container[str] = ()) -> bool:
     """A question is unanswerable when someone votes so and no document's consensus grade is >= 1.
 
     `ratings`: doc_id -> {annotator: grade} for the question. A vote never outweighs a grade, so
-    the consensus grades (what an export carries) and the flag never contradict each other.
+    the consensus grades (what an export carries) and the flag never contradict each other. A
+    voter or grade `apart` does not count.
     """
-    return any(True for _ in voters) and all(consensus_grade(counted(g, stand_in).values()) < 1
-                                             for g in ratings.values() if g)
+    return any(v not in apart for v in voters) and all(consensus_grade(c.values()) < 1 for g in ratings.values()
+                                                       if (c := counted(g, stand_in, apart)))
 
 
 def unanswerable_disagreement(voters: Iterable[str], ratings: Mapping[str, Mapping[str, int]]) -> dict[str, str]:

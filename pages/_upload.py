@@ -11,6 +11,7 @@ from labeler_app import golden_set as gs
 from labeler_app.access import Actor, Can
 from labeler_app.stores import Store
 from labeler_app.text import inert
+from labeler_app.transfer import COUNT_FILE_GRADES, file_grades_line
 from labeler_pages._common import flash, said, show_flash
 
 SLOT = "_flash_upload"  # the import's outcome, shown by the upload box
@@ -42,6 +43,13 @@ def upload_section(s: Store, me: Actor, corp: Corpus, path: str) -> None:
         st.error(said(exc))
         return
     st.info(inert(f"{uploaded.name}: {plan.line}"), icon=":material/preview:")
+    count = COUNT_FILE_GRADES
+    if plan.file_grades:
+        count = st.checkbox("Count this file's grades in the consensus (only where no person graded a document)",
+                            value=COUNT_FILE_GRADES, key=f"upload_count_{n}",
+                            help="Untick to keep them apart: shown as this file's, counted nowhere until you count "
+                                 "them under Grade sources.")
+        st.caption(inert(file_grades_line(plan, count)))
     choice = None
     if plan.conflicts:
         st.dataframe(pd.DataFrame(gs.conflict_rows(plan)), hide_index=True, key="upload_conflicts")
@@ -53,10 +61,10 @@ def upload_section(s: Store, me: Actor, corp: Corpus, path: str) -> None:
                  help="Choose what to do with the conflicting questions first." if waiting else None):
         try:
             summary = gs.import_golden_file(s, me, uploaded, corp, path, keep_scale=keep_scale,
-                                            check_doc_ids=check_ids, on_conflict=choice)
+                                            check_doc_ids=check_ids, on_conflict=choice, count_file_grades=count)
         except LabelerError as exc:
             st.error(said(exc))
         else:  # rerun at once, so the health figures and the table above show the import
-            flash(summary.line, "success", slot=SLOT)
+            flash(inert(summary.line), "success", slot=SLOT)
             st.session_state[ROUND] = n + 1
             st.rerun()

@@ -13,6 +13,7 @@ from labeler_pages._edit_question import edit_section
 from labeler_pages._health import health_section, progress_section
 from labeler_pages._loaders import workspace
 from labeler_pages._preview import set_preview_section
+from labeler_pages._sources import sources_section
 from labeler_pages._upload import upload_section
 
 st.title("Golden set", anchor=False)
@@ -55,6 +56,9 @@ else:
                                 "labels": st.column_config.TextColumn(width="medium")})
 
     edit_section(s, me, view, rows)
+
+if gs.sees_others(s, me):  # blind judging: a source's counts say what the consensus rests on
+    sources_section(s, me)
 
 st.subheader("Download", anchor=False)
 files = guard(_downloads, s.cache_key, revision, me) if view.rows and gs.sees_others(s, me) else {}

@@ -9,6 +9,7 @@ from labeler_storage.records import (
     DEFAULT_COLLECTION,
     IMPORT_ANNOTATOR,
     Collection,
+    GradeSource,
     ImportSummary,
     Judgment,
     Question,
@@ -16,11 +17,12 @@ from labeler_storage.records import (
     QuestionSummary,
     RunRecord,
     RunSummary,
+    is_file_source,
 )
 from labeler_storage.store import Store, open_store
 
 __all__ = [
-    "DEFAULT_COLLECTION", "IMPORT_ANNOTATOR", "Collection", "CollectionStore", "ImportSummary", "Judgment", "Question",
+    "DEFAULT_COLLECTION", "IMPORT_ANNOTATOR", "Collection", "CollectionStore", "GradeSource", "ImportSummary", "Judgment", "Question",
     "QuestionStatus", "QuestionSummary", "RunRecord", "RunSummary", "Store", "default_db_url",
-    "normalize_db_url", "open_store",
+    "is_file_source", "normalize_db_url", "open_store",
 ]

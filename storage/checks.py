@@ -8,7 +8,7 @@ from typing import Any
 from labeler.errors import InputError
 from labeler.golden import GRADE_MAX, GRADE_MIN, HINT_QUESTION, question_problem
 from labeler.ids import ID_HINT, id_problem
-from labeler_storage.records import IMPORT_ANNOTATOR
+from labeler_storage.records import SOURCE_PREFIX, is_file_source
 
 CHUNK = 500  # rows per executemany / IN (...) list
 INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
@@ -38,11 +38,12 @@ def check_id(value: Any, what: str) -> str:
 
 
 def check_annotator(annotator: Any) -> str:
-    """An annotator name: non-empty after stripping, and not the import pseudo-annotator."""
+    """An annotator name: non-empty after stripping, and not a grade source's (they start with "(")."""
     if not isinstance(annotator, str) or not annotator.strip():
         raise InputError("an annotator name is required", hint="pick your name before labelling.")
-    if annotator == IMPORT_ANNOTATOR:
-        raise InputError(f"{IMPORT_ANNOTATOR!r} is reserved for imported grades", hint="use your own name.")
+    if is_file_source(annotator.strip()):
+        raise InputError(f"{annotator.strip()!r}: names starting with {SOURCE_PREFIX!r} are reserved for imported "
+                         "grades", hint="use your own name.")
     return annotator.strip()
 
 

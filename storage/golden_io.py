@@ -6,8 +6,9 @@ content hashes, the replaced grades. Import: labeler_storage.import_plan classif
 file (new, identical, conflicting); new ones are written with the state the file gives (so an
 export imported into any collection exports the same bytes), identical ones are left, and
 conflicting ones only as the caller chose. A consensus-only file's grades and `unanswerable` flag
-are the pseudo-annotator IMPORT_ANNOTATOR's (one voice), and the annotators it names are kept as
-the question's credited annotators.
+are one voice, a new grade source named by the file and the import time (labeler_storage.grade_sources),
+counted in the consensus or kept apart as the caller chose; the annotators it names are kept as the
+question's credited annotators.
 """
 from __future__ import annotations
 
@@ -25,20 +26,20 @@ from labeler.errors import ImportConflictError, InputError
 from labeler.golden import GoldenQuery, GoldenSet
 from labeler.status import status_of
 from labeler_storage import schema as S
-from labeler_storage import machine_grades, versions, votes
+from labeler_storage import grade_sources, machine_grades, versions, votes
 from labeler_storage.adjudication import adjudications
 from labeler_storage.checks import check_id, check_stored_grade, chunks
 from labeler_storage.clock import now_iso
 from labeler_storage.collection import bump_revision, collection_id, collection_row, record_corpus
 from labeler_storage.import_plan import (
-    ADJUDICATED, ANNOTATION_HASHES, ANNOTATION_NOTES, ANNOTATIONS, HISTORY, HISTORY_KEYS, VOTES, check_full_fields,
-    file_adjudicated, file_grades, file_voters, plan_import,
+    ADJUDICATED, ANNOTATION_HASHES, ANNOTATION_NOTES, ANNOTATIONS, FILE_VOICE, HISTORY, HISTORY_KEYS, VOTES,
+    check_full_fields, file_adjudicated, file_grades, file_voters, plan_import,
 )
 from labeler_storage.questions import (
     free_ids, judgment_rows, keep_history, question_query, to_question,
     write_judgments,
 )
-from labeler_storage.records import IMPORT_ANNOTATOR, ImportPlan, ImportSummary
+from labeler_storage.records import ImportPlan, ImportSummary, is_file_source
 
 
 def export_golden(conn: Connection, *, collection: str, complete_only: bool, mark_stale: bool = False,
@@ -67,9 +68,10 @@ def export_golden(conn: Connection, *, collection: str, complete_only: bool, mar
         if j.note:
             notes.setdefault(j.query_id, {}).setdefault(j.annotator, {})[j.doc_id] = j.note
         given.setdefault(j.query_id, {}).setdefault(j.annotator, {})[j.doc_id] = (j.updated_at, j.doc_hash)
-        if j.annotator != IMPORT_ANNOTATOR:
+        if not is_file_source(j.annotator):
             people.setdefault(j.query_id, set()).add(j.annotator)
-    qrels = consensus(ratings, stand_in=IMPORT_ANNOTATOR).qrels
+    qrels = consensus(ratings, stand_in=is_file_source, apart=grade_sources.apart(conn, cid)).qrels
+    sources = grade_sources.described(conn, cid)
     final: dict[str, dict[str, Any]] = {}
     for (query_id, doc_id), adj in adjudications(conn, collection).items():  # outweighs the consensus
         qrels.setdefault(query_id, {})[doc_id] = adj.grade
@@ -112,6 +114,8 @@ def export_golden(conn: Connection, *, collection: str, complete_only: bool, mar
             extra[VOTES] = dict(sorted(said.items()))
         if replaced := history.get(q.query_id):
             extra[HISTORY] = replaced
+        if used := sorted(n for n in {*by_annotator, *voted.get(q.query_id, ())} if n in sources):
+            extra[grade_sources.GRADE_SOURCES] = {n: sources[n] for n in used}
         if graded := machine.get(q.query_id):
             extra[machine_grades.MACHINE_FIELD] = graded
         out.append(replace(golden, extra=extra))
@@ -155,14 +159,17 @@ def plan(conn: Connection, golden: GoldenSet, *, collection: str) -> ImportPlan:
 
 def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpus_path: str | None,
                   corpus_fingerprint: str | None, progress: Callable[[int, int], None] | None,
-                  by: str = "", corpus: Corpus | None = None, on_conflict: str | None = None) -> ImportSummary:
+                  by: str = "", corpus: Corpus | None = None, on_conflict: str | None = None,
+                  file_name: str = "", count_file_grades: bool = True) -> ImportSummary:
     """Add the file's new questions; leave identical ones; a conflicting one (same id, another state:
     labeler_storage.import_plan) is added under a fresh id (`on_conflict="new"`, the file's id kept as
     `source_id`), skipped, or replaced ("replace": its old text and grades go to the history). With
     conflicts and no `on_conflict`, an ImportConflictError and nothing written. One transaction: the caller's.
 
     Each grade keeps its document's content hash: the file's (`annotation_hashes`, `doc_hashes`),
-    else the hash of the document in `corpus` (when given and holding it)."""
+    else the hash of the document in `corpus` (when given and holding it). Grades and votes of no
+    annotator (a consensus-only file's) become one new grade source named by `file_name` and now,
+    counted in the consensus (where no person graded the document) if `count_file_grades`."""
     check_importable(golden)
     if on_conflict is not None and on_conflict not in ON_CONFLICT:
         raise InputError(f"unknown choice for conflicting questions: {on_conflict!r}",
@@ -194,6 +201,7 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
         _clear_for_replace(conn, row_ids, now=now, by=by)
     todo = [*inserts, *renamed, *replaced]
     done = n_judgments = 0
+    voice = _Voice(cid, file_name, count_file_grades, by)
     for batch in chunks(todo):
         new = [g for g in batch if g.query_id not in row_ids]
         if new:
@@ -208,7 +216,7 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
                 values["extra"] = {**values["extra"], REPLACED_FIELD: [*old.get(REPLACED_FIELD, ()),
                                                                        *_replaced_version(conn, row_ids[g.query_id], now, by)]}
                 conn.execute(q.update().where(q.c.id == row_ids[g.query_id]).values(**values))
-        n_judgments += _write_state(conn, batch, row_ids, now=now, by=by, corpus=corpus)
+        n_judgments += _write_state(conn, batch, row_ids, now=now, by=by, corpus=corpus, voice=voice)
         done += len(batch)
         if progress is not None:
             progress(done, len(todo))
@@ -216,13 +224,30 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
     bump_revision(conn, cid, None)  # last: every question, the ones just inserted too, is touched
     return ImportSummary(collection, len(golden.queries), len(inserts) + len(renamed), len(replaced), n_judgments,
                          sum(1 for g in todo if g.unanswerable), len(found.identical),
-                         len(conflicting) if on_conflict == "skip" else 0, len(renamed))
+                         len(conflicting) if on_conflict == "skip" else 0, len(renamed), voice.name or "",
+                         count_file_grades)
+
+
+class _Voice:
+    """The grade source a consensus-only file's grades become: recorded the first time one is written."""
+
+    def __init__(self, cid: int, file_name: str, counted: bool, by: str) -> None:
+        self.cid, self.file_name, self.counted, self.by = cid, file_name, counted, by
+        self.name: str | None = None
+
+    def named(self, conn: Connection, annotator: str) -> str:
+        """The stored name of `annotator` (FILE_VOICE: this import's new source)."""
+        if annotator != FILE_VOICE:
+            return annotator
+        if self.name is None:
+            self.name = grade_sources.new_source(conn, self.cid, self.file_name, counted=self.counted, by=self.by)
+        return self.name
 
 
 # Written by export from the database (grades, votes, adjudications, hashes, history, stale marks),
 # so not kept as unknown fields.
 DERIVED_FIELDS = (DOC_HASHES_FIELD, "stale_docs", ANNOTATIONS, VOTES, ADJUDICATED, ANNOTATION_HASHES,
-                  ANNOTATION_NOTES, HISTORY, machine_grades.MACHINE_FIELD)
+                  ANNOTATION_NOTES, HISTORY, machine_grades.MACHINE_FIELD, grade_sources.GRADE_SOURCES)
 REPLACED_FIELD = "replaced_versions"  # what a replacing import replaced: the old text, type, notes, when and by whom
 
 
@@ -252,7 +277,7 @@ def _clear_for_replace(conn: Connection, row_ids: dict[str, int], *, now: str, b
 
 
 def _write_state(conn: Connection, batch: list[GoldenQuery], row_ids: dict[str, int], *, now: str, by: str,
-                 corpus: Corpus | None) -> int:
+                 corpus: Corpus | None, voice: _Voice) -> int:
     """Write each question's grades, votes, adjudications and kept history as the file gives them; the grades written."""
     rows, vote_rows, adj_rows, history_rows = [], [], [], []
     for g in batch:
@@ -260,16 +285,20 @@ def _write_state(conn: Connection, batch: list[GoldenQuery], row_ids: dict[str, 
         given_hashes = g.extra.get(ANNOTATION_HASHES) or {}
         given_notes = g.extra.get(ANNOTATION_NOTES) or {}
         earlier = min(g.created_at or now, now)
-        for annotator, grades in file_grades(g).items():
+        grades_of, voters = file_grades(g), file_voters(g)
+        grade_sources.adopt_sources(conn, voice.cid, {*grades_of, *voters} - {FILE_VOICE},
+                                   g.extra.get(grade_sources.GRADE_SOURCES) or {})
+        for annotator, grades in grades_of.items():
+            named = voice.named(conn, annotator)
             for doc_id, grade in grades.items():
                 own = given_hashes.get(annotator, {})
                 doc_hash = own[doc_id] if doc_id in own else _doc_hash(g, doc_id, corpus)
                 # A grade given against other content than the document's latest grade was the earlier one.
                 at = earlier if doc_id in own else now
                 note = given_notes.get(annotator, {}).get(doc_id, "")
-                rows.append(dict(question_id=rid, doc_id=doc_id, grade=grade, annotator=annotator, note=note,
+                rows.append(dict(question_id=rid, doc_id=doc_id, grade=grade, annotator=named, note=note,
                                  created_at=at, updated_at=at, doc_hash=doc_hash))
-        vote_rows += [dict(question_id=rid, annotator=a, created_at=now) for a in sorted(file_voters(g))]
+        vote_rows += [dict(question_id=rid, annotator=voice.named(conn, a), created_at=now) for a in sorted(voters)]
         adj_rows += [dict(question_id=rid, doc_id=d, grade=x["grade"], by=x.get("by", ""), note=x.get("note", ""),
                           at=x.get("at") or now) for d, x in file_adjudicated(g).items()]
         history_rows += [dict(question_id=rid, **{k: e.get(k, "" if k == "note" else None) for k in HISTORY_KEYS})

@@ -3,8 +3,9 @@
 A golden file's question is read as a *state*: its text, type and notes, each annotator's grades,
 who votes it unanswerable, and its adjudicated grades. A file the app exported carries that state
 whole (`annotations`, `unanswerable_votes`, `adjudicated`: DESIGN "Golden JSONL v1, optional
-fields"); a consensus-only file from elsewhere is one voice, the import pseudo-annotator
-IMPORT_ANNOTATOR, with the file's `relevance` as its grades and its `unanswerable` flag as its vote.
+fields"); a consensus-only file from elsewhere is one voice, FILE_VOICE, with the file's `relevance`
+as its grades and its `unanswerable` flag as its vote: the grade source it becomes once imported
+(labeler_storage.grade_sources), which matches any source already there with exactly those grades.
 
 Each question of the file is then
 - new: no question of the collection has its id;
@@ -25,13 +26,14 @@ from labeler.errors import InputError
 from labeler.golden import GoldenQuery, GoldenSet
 from labeler_storage import schema as S
 from labeler_storage.checks import check_id, check_stored_grade, chunks
-from labeler_storage.records import IMPORT_ANNOTATOR, Conflict, ImportPlan
+from labeler_storage.grade_sources import GRADE_SOURCES, check_described
+from labeler_storage.records import Conflict, ImportPlan, is_file_source
 
 ANNOTATIONS, VOTES, ADJUDICATED = "annotations", "unanswerable_votes", "adjudicated"
 ANNOTATION_HASHES, ANNOTATION_NOTES, HISTORY = "annotation_hashes", "annotation_notes", "grade_history"
 HISTORY_KEYS = ("doc_id", "annotator", "grade", "note", "given_at", "replaced_at", "replaced_by", "change",
                 "doc_hash")
-
+FILE_VOICE = "(this file)"  # a consensus-only file's grades and vote, until they are written as a new source
 
 @dataclass(frozen=True)
 class QuestionState:
@@ -46,23 +48,23 @@ class QuestionState:
 
 
 def file_grades(g: GoldenQuery) -> dict[str, dict[str, int]]:
-    """annotator -> doc_id -> grade as the file gives them: its `annotations`, and the import
-    pseudo-annotator's grade for each `relevance` document that no annotation nor adjudication covers."""
+    """annotator -> doc_id -> grade as the file gives them: its `annotations`, and FILE_VOICE's grade
+    for each `relevance` document that no annotation nor adjudication covers."""
     given = g.extra.get(ANNOTATIONS)
     out = {a: dict(d) for a, d in given.items() if d} if isinstance(given, dict) else {}
     covered = {d for grades in out.values() for d in grades} | set(file_adjudicated(g))
     rest = {d: grade for d, grade in g.relevance.items() if d not in covered}
     if rest:
-        out.setdefault(IMPORT_ANNOTATOR, {}).update(rest)
+        out.setdefault(FILE_VOICE, {}).update(rest)
     return out
 
 
 def file_voters(g: GoldenQuery) -> frozenset[str]:
-    """Who votes the question unanswerable: the file's `unanswerable_votes`, else its flag as the import's vote."""
+    """Who votes the question unanswerable: the file's `unanswerable_votes`, else its flag as FILE_VOICE's vote."""
     given = g.extra.get(VOTES)
     if isinstance(given, dict):
         return frozenset(a for a, yes in given.items() if yes is True)
-    return frozenset({IMPORT_ANNOTATOR}) if g.unanswerable else frozenset()
+    return frozenset({FILE_VOICE}) if g.unanswerable else frozenset()
 
 
 def file_adjudicated(g: GoldenQuery) -> dict[str, dict[str, Any]]:
@@ -116,6 +118,7 @@ def check_full_fields(g: GoldenQuery) -> None:
         isinstance(e, dict) and isinstance(e.get("grade"), int) and all(
             isinstance(e.get(k), str) for k in HISTORY_KEYS if k not in ("grade", "doc_hash", "note"))
         for e in history), HISTORY, "a list of {doc_id, annotator, grade, given_at, replaced_at, replaced_by, change}")
+    check_described(g.extra.get(GRADE_SOURCES), where)
 
 
 def stored_states(conn: Connection, question_ids: Mapping[str, int]) -> dict[str, QuestionState]:
@@ -141,8 +144,24 @@ def stored_states(conn: Connection, question_ids: Mapping[str, int]) -> dict[str
             for rid, qid in by_row.items()}
 
 
+def _as_stored_source(stored: QuestionState, incoming: QuestionState) -> QuestionState:
+    """`incoming` with FILE_VOICE named as the stored source that has exactly its grades and vote, if one does
+    (a consensus-only file imported again is identical, not a conflict)."""
+    mine, voting = incoming.grades.get(FILE_VOICE, {}), FILE_VOICE in incoming.voters
+    if not mine and not voting:
+        return incoming
+    for name in sorted(a for a in {*stored.grades, *stored.voters} if is_file_source(a)):
+        if stored.grades.get(name, {}) == mine and (name in stored.voters) == voting:
+            grades = {(name if a == FILE_VOICE else a): d for a, d in incoming.grades.items()}
+            voters = frozenset(name if a == FILE_VOICE else a for a in incoming.voters)
+            return QuestionState(incoming.text, incoming.query_type, incoming.notes, grades, voters,
+                                 incoming.adjudicated)
+    return incoming
+
+
 def differences(stored: QuestionState, incoming: QuestionState) -> tuple[str, ...]:
     """Why importing `incoming` over `stored` would change the question (empty: identical)."""
+    incoming = _as_stored_source(stored, incoming)
     why = []
     if stored.text != incoming.text:
         why.append("other text")
@@ -150,16 +169,22 @@ def differences(stored: QuestionState, incoming: QuestionState) -> tuple[str, ..
         why.append("other type or notes")
     changed = sorted(a for a in set(stored.grades) | set(incoming.grades)
                      if stored.grades.get(a, {}) != incoming.grades.get(a, {}))
-    people = [a for a in changed if a != IMPORT_ANNOTATOR]
+    people = [a for a in changed if not is_file_source(a)]
     if people:
         why.append(f"grades by {', '.join(people[:3])}{' and more' if len(people) > 3 else ''} differ")
-    if IMPORT_ANNOTATOR in changed:
+    if any(is_file_source(a) for a in changed):
         why.append("other imported grades")
     if stored.voters != incoming.voters:
         why.append("other unanswerable votes")
     if stored.adjudicated != incoming.adjudicated:
         why.append("other adjudications")
     return tuple(why)
+
+
+def _counting_differs(g: GoldenQuery, counted: Mapping[str, bool]) -> bool:
+    """True when the file says one of the collection's sources is counted and the collection does not, or back."""
+    said = g.extra.get(GRADE_SOURCES) or {}
+    return any(name in counted and d.get("counted", True) is not counted[name] for name, d in said.items())
 
 
 def plan_import(conn: Connection, golden: GoldenSet, cid: int | None, collection: str) -> ImportPlan:
@@ -169,12 +194,17 @@ def plan_import(conn: Connection, golden: GoldenSet, cid: int | None, collection
         r.query_id: r.id for r in conn.execute(sa.select(q.c.query_id, q.c.id).where(q.c.collection_id == cid))}
     present = {g.query_id: existing[g.query_id] for g in golden.queries if g.query_id in existing}
     stored = stored_states(conn, present)
+    gs = S.grade_sources
+    counted = {} if cid is None else {r.name: bool(r.counted) for r in conn.execute(
+        sa.select(gs.c.name, gs.c.counted).where(gs.c.collection_id == cid))}
     new, identical, conflicts = [], [], []
     for g in golden.queries:
         if g.query_id not in present:
             new.append(g.query_id)
-        elif why := differences(stored[g.query_id], file_state(g)):
+        elif why := differences(stored[g.query_id], file_state(g)) + (
+                ("other counting of imported grades",) if _counting_differs(g, counted) else ()):
             conflicts.append(Conflict(g.query_id, why, stored[g.query_id].text, g.question))
         else:
             identical.append(g.query_id)
-    return ImportPlan(collection, tuple(new), tuple(identical), tuple(conflicts))
+    mine = sum(len(file_grades(g).get(FILE_VOICE, ())) for g in golden.queries)
+    return ImportPlan(collection, tuple(new), tuple(identical), tuple(conflicts), mine)

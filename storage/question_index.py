@@ -32,7 +32,8 @@ from sqlalchemy.engine import Connection
 from labeler.status import Status, status_from_counts
 from labeler_storage import schema as S
 from labeler_storage.collection import collection_id
-from labeler_storage.records import IMPORT_ANNOTATOR, QuestionSummary
+from labeler_storage.grade_sources import apart_query
+from labeler_storage.records import SOURCE_PREFIX, QuestionSummary
 
 
 def relevant_documents_query(cid: int, ids: Sequence[int] | None = None) -> sa.Select:
@@ -47,12 +48,14 @@ def relevant_documents_query(cid: int, ids: Sequence[int] | None = None) -> sa.S
     # IN (subquery) rather than a join: SQLite then walks the (question, doc, annotator) unique
     # index in order and aggregates without a temporary B-tree (40 -> 30 ms on 16,700 judgments).
     which = sa.select(q.c.id).where(q.c.collection_id == cid) if ids is None else list(ids)
-    # An imported grade counts only where no person graded the document (labeler.agreement.counted).
+    # A file's grade counts only where no person graded the document, and never while its source is
+    # kept apart (labeler.agreement.counted, labeler_storage.grade_sources).
     p = j.alias("person")
+    is_source = j.c.annotator.startswith(SOURCE_PREFIX)
     person = sa.exists().where(p.c.question_id == j.c.question_id, p.c.doc_id == j.c.doc_id,
-                               p.c.annotator != IMPORT_ANNOTATOR)
+                               ~p.c.annotator.startswith(SOURCE_PREFIX))
     return (sa.select(j.c.question_id, j.c.doc_id, relevant.label("relevant"))
-            .where(j.c.question_id.in_(which), sa.or_(j.c.annotator != IMPORT_ANNOTATOR, ~person))
+            .where(j.c.question_id.in_(which), sa.or_(~is_source, sa.and_(~person, j.c.annotator.not_in(apart_query(cid)))))
             .group_by(j.c.question_id, j.c.doc_id))
 
 
@@ -144,7 +147,7 @@ def _counts(conn: Connection, cid: int, ids: list[int] | None, with_annotators: 
         people: dict[int, list[str]] = {}
         for question_id, annotator in conn.execute(
                 sa.select(j.c.question_id, j.c.annotator).distinct()
-                .where(j.c.question_id.in_(which), j.c.annotator != IMPORT_ANNOTATOR)
+                .where(j.c.question_id.in_(which), ~j.c.annotator.startswith(SOURCE_PREFIX))
                 .order_by(j.c.question_id, j.c.annotator)):
             people.setdefault(question_id, []).append(annotator)
         for question_id, names in people.items():

@@ -23,11 +23,11 @@ from labeler.corpus import Document
 from labeler.errors import InputError
 from labeler.status import status_of
 from labeler_storage import schema as S
-from labeler_storage import versions, votes
+from labeler_storage import grade_sources, versions, votes
 from labeler_storage.checks import check_annotator, check_grade, check_id, check_text, chunks
 from labeler_storage.clock import now_iso
 from labeler_storage.collection import bump_revision, collection_id, collection_row, lock_collection
-from labeler_storage.records import IMPORT_ANNOTATOR, GradeEvent, Judgment, Question, QuestionStatus
+from labeler_storage.records import IMPORT_ANNOTATOR, GradeEvent, Judgment, Question, QuestionStatus, is_file_source
 
 _AUTO_ID = re.compile(r"q-(\d+)")
 
@@ -311,13 +311,14 @@ def grade_history(conn: Connection, query_id: str, *, collection: str) -> list[G
 
 
 def status_for(question: Question, judgments: tuple[Judgment, ...], voters: tuple[str, ...] = (),
-               adjudicated: Mapping[str, int] | None = None) -> QuestionStatus:
+               adjudicated: Mapping[str, int] | None = None, apart: frozenset[str] = frozenset()) -> QuestionStatus:
     """A question with its judgments, their consensus grades, its status and its unanswerable votes.
-    Adjudicated grades {doc_id: grade} outweigh the consensus in the status, as in the export."""
+    Adjudicated grades {doc_id: grade} outweigh the consensus in the status, as in the export; the
+    grades of sources `apart` (labeler_storage.grade_sources) are not counted."""
     ratings: dict[tuple[str, str], dict[str, int]] = {}
     for j in judgments:
         ratings.setdefault((j.query_id, j.doc_id), {})[j.annotator] = j.grade
-    grades = dict(consensus(ratings, stand_in=IMPORT_ANNOTATOR).qrels.get(question.query_id, {}))
+    grades = dict(consensus(ratings, stand_in=is_file_source, apart=apart).qrels.get(question.query_id, {}))
     adjudicated = dict(adjudicated or {})
     return QuestionStatus(question, judgments, grades, status_of(question.unanswerable, {**grades, **adjudicated}),
                           voters, adjudicated)
@@ -343,7 +344,7 @@ def question_status(conn: Connection, query_id: str, *, collection: str) -> Ques
     rows = conn.execute(sa.select(j, sa.literal(query_id).label("query_id"))
                         .where(j.c.question_id == row.id).order_by(j.c.doc_id, j.c.annotator))
     return status_for(to_question(row), tuple(to_judgment(r) for r in rows), votes.voters(conn, row.id),
-                      _adjudicated(conn, [row.id]).get(row.id))
+                      _adjudicated(conn, [row.id]).get(row.id), grade_sources.apart(conn, row.collection_id))
 
 
 def list_questions(conn: Connection, *, collection: str) -> list[QuestionStatus]:
@@ -355,5 +356,6 @@ def list_questions(conn: Connection, *, collection: str) -> list[QuestionStatus]
     for j in judgment_rows(conn, cid):
         by_question.setdefault(j.query_id, []).append(j)
     adjudicated = _adjudicated(conn, [r.id for r in rows])
+    uncounted = grade_sources.apart(conn, cid)
     return [status_for(to_question(r), tuple(by_question.get(r.query_id, ())), voted.get(r.id, ()),
-                       adjudicated.get(r.id)) for r in rows]
+                       adjudicated.get(r.id), uncounted) for r in rows]

@@ -10,7 +10,34 @@ from labeler.golden import GoldenQuery
 from labeler.status import Status
 
 DEFAULT_COLLECTION = "default"
-IMPORT_ANNOTATOR = "(import)"
+IMPORT_ANNOTATOR = "(import)"  # the one source of every consensus-only file's grades before sources (0016)
+SOURCE_PREFIX = "("  # a grade source's name starts so; no person's name may (labeler_storage.checks)
+
+
+def is_file_source(annotator: str) -> bool:
+    """True when `annotator` names a consensus-only file's grades (a source), not a person."""
+    return annotator.startswith(SOURCE_PREFIX)
+
+
+@dataclass(frozen=True)
+class GradeSource:
+    """The grades one consensus-only file brought (labeler_storage.grade_sources): kept under its own
+    name, shown apart, and counted in the consensus (where no person graded the document) only
+    while `counted`."""
+
+    name: str  # the annotator name its grades are stored under, e.g. "(golden.jsonl, 2026-12-02T05:50:00Z)"
+    file_name: str
+    imported_at: str
+    imported_by: str
+    counted: bool
+    changes: tuple[Mapping[str, Any], ...] = ()  # each later switch: {"counted", "at", "by"}
+    n_grades: int = 0
+    n_questions: int = 0
+
+    @property
+    def label(self) -> str:
+        """`golden.jsonl, imported 2026-12-02T05:50:00Z`: how pages and the CLI name it."""
+        return f"{self.file_name or 'unnamed file'}, imported {self.imported_at or 'before sources were kept'}"
 
 
 @dataclass(frozen=True)
@@ -107,8 +134,8 @@ class QuestionStatus:
 
     @property
     def annotators(self) -> tuple[str, ...]:
-        """People who judged this question (the import pseudo-annotator left out)."""
-        return tuple(sorted({j.annotator for j in self.judgments} - {IMPORT_ANNOTATOR}))
+        """People who judged this question (grade sources left out)."""
+        return tuple(sorted({j.annotator for j in self.judgments if not is_file_source(j.annotator)}))
 
     def grades_by(self, annotator: str) -> dict[str, int]:
         """doc_id -> grade given by one annotator."""
@@ -126,7 +153,7 @@ class QuestionSummary:
     status: Status
     n_judged: int  # documents with at least one judgment
     updated_at: str
-    annotators: tuple[str, ...]  # people who judged it, sorted; the import pseudo-annotator left out
+    annotators: tuple[str, ...]  # people who judged it, sorted; grade sources left out
 
 
 @dataclass(frozen=True)
@@ -143,6 +170,8 @@ class ImportSummary:
     n_identical: int = 0
     n_skipped: int = 0
     n_renamed: int = 0
+    source: str = ""  # the grade source the file's own grades became ("" : it had none, or every one was someone's)
+    source_counted: bool = True
 
     @property
     def line(self) -> str:
@@ -151,8 +180,14 @@ class ImportSummary:
         parts += [f"{n} {what}" for n, what in ((self.n_renamed, "added as new questions (fresh ids)"),
                                                  (self.n_updated, "replaced"), (self.n_identical, "identical"),
                                                  (self.n_skipped, "skipped")) if n]
+        kept = ""
+        if self.source:
+            kept = (f" The file's grades are kept as {self.source}, "
+                    + ("counted in the consensus where no person graded a document." if self.source_counted
+                       else "apart: not counted in the consensus (count them on the Golden set page or with "
+                            "`labeler sources count`)."))
         return (f"Imported {self.n_questions} questions into {self.collection!r}: {', '.join(parts)}; "
-                f"{self.n_judgments} grades written, {self.n_unanswerable} unanswerable.")
+                f"{self.n_judgments} grades written, {self.n_unanswerable} unanswerable.{kept}")
 
 
 @dataclass(frozen=True)
@@ -173,6 +208,7 @@ class ImportPlan:
     new: tuple[str, ...]
     identical: tuple[str, ...]
     conflicts: tuple[Conflict, ...]
+    file_grades: int = 0  # grades of no annotator (a consensus-only file's): they become one grade source
 
     @property
     def line(self) -> str:

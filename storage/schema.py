@@ -315,3 +315,19 @@ suggestions_seen = sa.Table(
     sa.Column("grade_before", GRADE),  # the annotator's grade when first shown; NULL: not graded yet
     sa.Column("seen_at", sa.Text, nullable=False),
 )
+
+# v17: the grades each consensus-only file brought (labeler_storage.grade_sources): its judgments are stored
+# under `name` (starting with "("), and count in the consensus (where no person graded the document)
+# only while `counted`. `changes`: each later switch of `counted`, as [{"counted", "at", "by"}].
+grade_sources = sa.Table(
+    "grade_sources", SCHEMA,
+    sa.Column("id", sa.Integer, primary_key=True),
+    sa.Column("collection_id", sa.Integer, sa.ForeignKey("collections.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("name", sa.Text, nullable=False),
+    sa.Column("file_name", sa.Text, nullable=False, server_default=""),
+    sa.Column("imported_at", sa.Text, nullable=False, server_default=""),
+    sa.Column("imported_by", sa.Text, nullable=False, server_default=""),
+    sa.Column("counted", sa.Boolean, nullable=False, server_default=sa.true()),
+    sa.Column("changes", JSONText, nullable=False, server_default="[]"),
+    sa.UniqueConstraint("collection_id", "name", name="uq_grade_sources_collection_name"),
+)

@@ -29,15 +29,16 @@ from labeler.agreement import AgreementReport, Consensus, Ratings, agreement, co
 from labeler.corpus import Corpus, Document
 from labeler.golden import GoldenHealth, GoldenSet, golden_health
 from labeler_storage import collection as C
-from labeler_storage import adjudication, golden_io, question_index, questions, runs, versions, work_queue
+from labeler_storage import adjudication, golden_io, grade_sources, question_index, questions, runs, versions, work_queue
 from labeler_storage import schema as S
 from labeler_storage.accounts import Accounts
 from labeler_storage.clock import database_clock
 from labeler_storage.engine import Database, default_db_url, normalize_db_url
+from labeler_storage.grade_sources_store import GradeSourceStore
 from labeler_storage.machine_grades import MachineGradeStore
 from labeler_storage.records import (
     DEFAULT_COLLECTION, IMPORT_ANNOTATOR, Collection, GradeEvent, ImportPlan, ImportSummary, Judgment, Question,
-    QuestionStatus, QuestionSummary, RunRecord, RunSummary,
+    QuestionStatus, QuestionSummary, RunRecord, RunSummary, is_file_source,
 )
 from labeler_storage.suggestions import SuggestionStore
 from labeler_storage.versions import CorpusVersion, StaleJudgment
@@ -60,7 +61,7 @@ def open_store(url: str | Path | None = None, *, synchronous: str = "FULL") -> "
     return store
 
 
-class Store(MachineGradeStore, WorkQueueStore, SuggestionStore):
+class Store(MachineGradeStore, WorkQueueStore, SuggestionStore, GradeSourceStore):
     """Repository over one database; safe to share between threads (st.cache_resource)."""
 
     def __init__(self, url: str, *, synchronous: str = "FULL") -> None:
@@ -286,11 +287,15 @@ class Store(MachineGradeStore, WorkQueueStore, SuggestionStore):
 
     def consensus(self, *, collection: str = DEFAULT_COLLECTION) -> Consensus:
         """Consensus grade per (question, document), and the disagreements (largest spread first)."""
-        return consensus(self.ratings(collection=collection), stand_in=IMPORT_ANNOTATOR)
+        with self._db.read() as conn:
+            row = C.collection_row(conn, collection)
+            apart = grade_sources.apart(conn, row.id) if row is not None else frozenset()
+        return consensus(self.ratings(collection=collection), stand_in=is_file_source, apart=apart)
 
     def agreement(self, *, collection: str = DEFAULT_COLLECTION) -> AgreementReport:
         """Cohen's kappa per annotator pair, Fleiss' kappa, Krippendorff's alpha (people only)."""
-        return agreement(self.ratings(collection=collection), exclude=(IMPORT_ANNOTATOR,))
+        ratings = self.ratings(collection=collection)
+        return agreement(ratings, exclude={a for by in ratings.values() for a in by if is_file_source(a)})
 
     def health(self, *, collection: str = DEFAULT_COLLECTION) -> GoldenHealth:
         """Question count, unanswerable share, per-type counts, questions with no relevant doc yet."""
@@ -324,7 +329,8 @@ class Store(MachineGradeStore, WorkQueueStore, SuggestionStore):
     def import_golden(self, golden: GoldenSet, *, collection: str = DEFAULT_COLLECTION,
                       corpus_path: str | None = None, corpus_fingerprint: str | None = None,
                       progress: Callable[[int, int], None] | None = None, by: str = "",
-                      corpus: Corpus | None = None, on_conflict: str | None = None) -> ImportSummary:
+                      corpus: Corpus | None = None, on_conflict: str | None = None, file_name: str = "",
+                      count_file_grades: bool = True) -> ImportSummary:
         """Import a (validated) golden set in ONE transaction: all of it, or nothing (`corpus`: records
         its version and hashes the file's judged documents against it where the file has no hashes).
 
@@ -332,6 +338,8 @@ class Store(MachineGradeStore, WorkQueueStore, SuggestionStore):
         added under a fresh id, skipped or replaced as `on_conflict` says ("new", "skip", "replace");
         without a choice, conflicts raise ImportConflictError and nothing is written. Questions not in
         the file are kept. `progress(done, total)` is called inside the transaction after each batch.
+        A consensus-only file's grades become a grade source named by `file_name` and the time, counted
+        in the consensus (where no person graded the document) if `count_file_grades`.
         """
         with self._db.write() as conn:
             if corpus is not None:
@@ -339,7 +347,8 @@ class Store(MachineGradeStore, WorkQueueStore, SuggestionStore):
                 corpus_fingerprint = corpus.fingerprint
             return golden_io.import_golden(conn, golden, collection=collection, corpus_path=corpus_path,
                                            corpus_fingerprint=corpus_fingerprint, progress=progress, by=by,
-                                           corpus=corpus, on_conflict=on_conflict)
+                                           corpus=corpus, on_conflict=on_conflict, file_name=file_name,
+                                           count_file_grades=count_file_grades)
 
     def plan_import(self, golden: GoldenSet, *, collection: str = DEFAULT_COLLECTION) -> ImportPlan:
         """Which questions of `golden` are new, identical or conflicting in the collection (writes nothing)."""

@@ -24,7 +24,8 @@ from labeler.agreement import unanswerable_consensus
 from labeler.errors import InputError
 from labeler_storage import schema as S
 from labeler_storage.clock import now_iso
-from labeler_storage.records import IMPORT_ANNOTATOR
+from labeler_storage.grade_sources import apart_by_question
+from labeler_storage.records import is_file_source
 
 
 def voters(conn: Connection, question_id: int) -> tuple[str, ...]:
@@ -80,17 +81,6 @@ def write_vote(conn: Connection, question_id: int, annotator: str, unanswerable:
     return True
 
 
-def replace_import_votes(conn: Connection, marked: dict[int, bool]) -> None:
-    """An imported file's `unanswerable` flag is one voice, the import pseudo-annotator's: set or drop it."""
-    v = S.unanswerable_votes
-    ids = list(marked)
-    for i in range(0, len(ids), 500):
-        conn.execute(v.delete().where(v.c.annotator == IMPORT_ANNOTATOR, v.c.question_id.in_(ids[i:i + 500])))
-    rows = [dict(question_id=q, annotator=IMPORT_ANNOTATOR, created_at=now_iso(conn)) for q, yes in marked.items() if yes]
-    if rows:
-        conn.execute(v.insert(), rows)
-
-
 def refresh_unanswerable(conn: Connection, question_ids: Iterable[int]) -> None:
     """Store each question's consensus in `questions.unanswerable` (one query per 500 questions
     without votes; the judgments are read only for questions someone voted on)."""
@@ -101,10 +91,11 @@ def refresh_unanswerable(conn: Connection, question_ids: Iterable[int]) -> None:
     for i in range(0, len(unvoted), 500):
         conn.execute(q.update().where(q.c.id.in_(unvoted[i:i + 500]), q.c.unanswerable == sa.true())
                      .values(unanswerable=False))
+    uncounted = apart_by_question(conn, list(votes))
     for qid, names in votes.items():
         ratings: dict[str, dict[str, int]] = {}
         for doc_id, annotator, grade in conn.execute(sa.select(j.c.doc_id, j.c.annotator, j.c.grade)
                                                      .where(j.c.question_id == qid)):
             ratings.setdefault(doc_id, {})[annotator] = grade
-        value = unanswerable_consensus(names, ratings, stand_in=IMPORT_ANNOTATOR)
+        value = unanswerable_consensus(names, ratings, stand_in=is_file_source, apart=uncounted.get(qid, frozenset()))
         conn.execute(q.update().where(q.c.id == qid, q.c.unanswerable != value).values(unanswerable=value))

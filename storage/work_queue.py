@@ -28,7 +28,7 @@ from labeler.errors import InputError
 from labeler_storage import schema as S
 from labeler_storage.clock import iso
 from labeler_storage.collection import collection_row, lock_collection
-from labeler_storage.records import IMPORT_ANNOTATOR
+from labeler_storage.records import is_file_source
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,7 @@ def seats(conn: Connection, cid: int, now: str) -> dict[int, set[str]]:
     c, q = S.claims, S.questions
     taken: dict[int, set[str]] = {}
     for qid, who in conn.execute(_judges(cid)):
-        if who != IMPORT_ANNOTATOR:
+        if not is_file_source(who):
             taken.setdefault(qid, set()).add(who)
     for qid, who in conn.execute(sa.select(c.c.question_id, c.c.annotator).join(q, q.c.id == c.c.question_id)
                                  .where(q.c.collection_id == cid, c.c.expires_at > now)):
@@ -185,4 +185,4 @@ def progress(conn: Connection, collection: str, *, now: datetime, window: timede
     hours = window.total_seconds() / 3600
     return [AnnotatorProgress(who, len(questions.get(who, ())), counts.get(who, (0, 0))[0],
                               int(counts.get(who, (0, 0))[1]), counts.get(who, (0, 0))[1] / hours)
-            for who in sorted(set(questions) | set(counts)) if who != IMPORT_ANNOTATOR]
+            for who in sorted(set(questions) | set(counts)) if not is_file_source(who)]

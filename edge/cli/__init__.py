@@ -113,7 +113,7 @@ def cli() -> None:
 from labeler_edge.cli import golden, retrieval, scoring, team  # noqa: E402,F401
 from labeler_edge.cli import serve, simulate  # noqa: E402,F401
 from labeler_edge.cli import calibrate, check_judge  # noqa: E402,F401
-from labeler_edge.cli import judge, queue  # noqa: E402,F401
+from labeler_edge.cli import judge, queue, sources  # noqa: E402,F401
 
 
 def main() -> None:

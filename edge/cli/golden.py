@@ -44,11 +44,15 @@ def _collection_name(ctx, param, value: str) -> str:
               help="Questions whose id the collection holds with other text or grades: import them as new "
                    "questions (fresh ids, the file's id kept as source_id), skip them, or replace them (the "
                    "replaced text and grades go to the history). Without it, conflicts refuse the import.")
+@click.option("--count-file-grades/--keep-file-grades-apart", "count_file_grades", default=True, show_default=True,
+              help="A consensus-only file's grades (no `annotations`) are kept as this file's own source: count "
+                   "them in the consensus where no person graded a document (never over a person's grade), or "
+                   "keep them apart (counted nowhere until `labeler sources count`).")
 @handle_errors
 def import_command(golden: Path, corpus: Path | None, collection: str, db_url: str | None, keep_scale: bool,
-                   dry_run: bool, on_conflict: str | None) -> None:
+                   dry_run: bool, on_conflict: str | None, count_file_grades: bool) -> None:
     """Import GOLDEN (a golden JSONL file or a BEIR folder) into the database, all or nothing."""
-    from labeler_app.transfer import import_golden_set, plan_golden_import, read_for_import
+    from labeler_app.transfer import file_grades_line, import_golden_set, plan_golden_import, read_for_import
     from labeler_storage import open_store
     from labeler_storage.engine import shown_url
 
@@ -66,11 +70,14 @@ def import_command(golden: Path, corpus: Path | None, collection: str, db_url: s
         if dry_run:
             plan = plan_golden_import(store, golden_set, collection=collection)
             click.echo(f"{golden}: {plan.line} Nothing was written (--dry-run).")
+            if line := file_grades_line(plan, count_file_grades):
+                click.echo(f"  {line} (--count-file-grades / --keep-file-grades-apart)")
             for c in plan.conflicts:
                 click.echo(f"  {c.query_id}: {', '.join(c.reasons)}: {c.stored_text!r} here, {c.file_text!r} in the file")
             return
         done = import_golden_set(store, golden_set, corpus=loaded, collection=collection, on_conflict=on_conflict,
-                                 corpus_path=str(corpus.resolve()) if corpus else None, by=_who())
+                                 corpus_path=str(corpus.resolve()) if corpus else None, by=_who(),
+                                 file_name=golden.name, count_file_grades=count_file_grades)
     except ImportConflictError as exc:
         raise UserError(f"{golden}: {exc.message} Hint: see them with --dry-run, then pass --on-conflict new "
                         "(fresh ids), skip, or replace (the replaced text and grades go to the history).") from exc

@@ -99,10 +99,13 @@ def score_command(golden: str, run_file: str, cutoffs: str | None, old_cutoffs: 
     """
     from labeler.golden import read_golden
     from labeler.runfile import read_run
-    from labeler_app.runs import NoSharedQuestionError, score_run
+    from labeler_app.runs import NoJudgmentsError, NoSharedQuestionError, require_judgments, score_run
 
     ks, bars = resolve_cutoffs(cutoffs, old_cutoffs), parse_bars(fail_under)
     golden_set = read_golden(golden, keep_scale=keep_scale)
+    if not allow_missing:  # every metric would be n/a
+        with _located(golden, NoJudgmentsError):
+            require_judgments(golden_set)
     extra = _extra([*metrics, *(m for m, _ in bars)])
     with _located(run_file, NoSharedQuestionError):
         report = score_run(golden_set, read_run(Path(run_file)), cutoffs=ks, extra=extra, min_grade=min_grade,
@@ -145,7 +148,9 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
     from labeler.evaluation.stale import MissingDocumentsError, refuse_missing, stale_line
     from labeler.golden import read_golden
     from labeler.runfile import write_run
-    from labeler_app.runs import NoSharedQuestionError, evaluate_retriever, evaluate_system, failed_line
+    from labeler_app.runs import (
+        NoJudgmentsError, NoSharedQuestionError, evaluate_retriever, evaluate_system, failed_line, require_judgments,
+    )
     from labeler_edge.cli.options import config_from_options
     from labeler_edge.cli.retrieval import ProgressBar, open_with_progress
 
@@ -153,6 +158,9 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
     if system_source is not None:
         _refuse_pipeline_options(click.get_current_context(), system_source)
     golden_set = read_golden(golden, keep_scale=keep_scale)
+    if not allow_missing:  # before the corpus is read: every metric would be n/a
+        with _located(golden, NoJudgmentsError):
+            require_judgments(golden_set)
     abstain_threshold = options.get("abstain_threshold")
     config = config_from_options(options, k=depth)
     if max(ks) > config.k:

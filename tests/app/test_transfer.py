@@ -67,7 +67,7 @@ def team_collection(store, name: str = "team") -> None:
     store.ensure_collection(name, corpus_path="/corpus", corpus=V1)
     store.import_golden(parse_golden_jsonl('{"query_id": "q-0003", "question": "Parking?", "relevance": {"d3": 2}, '
                                            '"annotators": ["upstream"], "reviewer": {"round": 2}}\n'),
-                        collection=name)
+                        collection=name, file_name="upstream.jsonl")
     store.add_question("How many sick days can I take?", collection=name, author="ann", query_type="policy")
     store.add_question("Where is Mars?", collection=name, author="bob")
     for annotator, d1, d2 in (("ann", 1, 2), ("bob", 0, 1), ("cy", 2, 2)):
@@ -81,6 +81,12 @@ def team_collection(store, name: str = "team") -> None:
     store.set_judgment("q-0003", "d3", 1, annotator="cy", collection=name, doc=V1.get("d3"))
     store.ensure_collection(name, corpus=V2)  # d1 edited: the grades given against v1 are stale
     store.set_judgment("q-0004", "d1", 1, annotator="bob", collection=name, doc=V2.get("d1"))
+    # A second consensus-only file: its own source, counted at import, then kept apart (a recorded switch).
+    vendor = store.import_golden(parse_golden_jsonl('{"query_id": "vendor-1", "question": "Vendor?", '
+                                                    '"relevance": {"d2": 3, "d3": 1}}\n'),
+                                 collection=name, file_name="vendor.jsonl")
+    store.set_judgment("vendor-1", "d3", 0, annotator="cy", collection=name, doc=V2.get("d3"))
+    store.set_source_counted(vendor.source, False, by="lead", collection=name)
 
 
 def stale_of(store, collection: str) -> list[tuple]:
@@ -99,15 +105,26 @@ def test_transfer_export_import_export_is_byte_identical_with_several_annotators
                                                                "cy": {"d1": 2, "d2": 2}}
         assert exported.get("q-0004").relevance == {"d1": 2, "d2": 1}  # median of 3, 1, 2; adjudicated 1
         assert stale_of(store, "team") == [("q-0004", "d1", "ann", 3), ("q-0004", "d1", "cy", 2)]
+        # Each file's grades are its own source; the vendor's count nowhere, cy's grade stands alone.
+        upstream, vendor = exported.get("q-0003").extra, exported.get("vendor-1")
+        assert [(s.file_name, s.counted, s.n_grades) for s in store.grade_sources(collection="team")] == [
+            ("upstream.jsonl", True, 1), ("vendor.jsonl", False, 2)]
+        assert exported.get("q-0003").relevance == {"d3": 1}  # cy's 1 outweighs the counted file's 2
+        assert vendor.relevance == {"d3": 0} and [list(s.values())[0]["counted"] for s in (
+            upstream["grade_sources"], vendor.extra["grade_sources"])] == [True, False]
+        [switch] = list(vendor.extra["grade_sources"].values())[0]["changes"]
+        assert (switch["counted"], switch["by"]) == (False, "lead")
         # Into the same collection: every question is identical, nothing is written.
         plan = store.plan_import(exported, collection="team")
-        assert (len(plan.new), len(plan.identical), plan.conflicts) == (0, 3, ())
+        assert (len(plan.new), len(plan.identical), plan.conflicts) == (0, 4, ())
         same = import_golden_set(store, exported, collection="team", corpus=V2).summary
-        assert (same.n_new, same.n_identical, same.n_judgments) == (0, 3, 0)
+        assert (same.n_new, same.n_identical, same.n_judgments) == (0, 4, 0)
         assert export_bytes(golden_to_export(store, collection="team"), "jsonl") == first
         # Into an empty collection of the same database, against the same corpus.
         import_golden_set(store, read_for_import(io.BytesIO(first)), collection="copy", corpus=V2, corpus_path="/corpus")
         assert export_bytes(golden_to_export(store, collection="copy"), "jsonl") == first
+        assert [(s.name, s.counted) for s in store.grade_sources(collection="copy")] == [
+            (s.name, s.counted) for s in store.grade_sources(collection="team")]
         assert stale_of(store, "copy") == stale_of(store, "team")
         history = [(e.doc_id, e.annotator, e.grade, e.change) for e in store.grade_history("q-0004", collection="copy")]
         assert ("d1", "ann", 1, "regraded") in history

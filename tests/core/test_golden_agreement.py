@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from labeler.agreement import (
-    agreement, cohen_kappa, consensus, consensus_grade, fleiss_kappa, krippendorff_alpha,
+    agreement, cohen_kappa, consensus, consensus_grade, fleiss_kappa, krippendorff_alpha, unanswerable_consensus,
 )
 
 
@@ -120,3 +120,18 @@ def test_agreement_report_pairs_fleiss_and_alpha_excluding_pseudo_annotator():
     assert report.n_items == 3 and report.n_items_all == 1
     assert report.fleiss_kappa is None  # one item, all grades equal: P_e = 1
     assert report.krippendorff_alpha is not None
+
+
+def test_consensus_counts_a_source_only_where_no_person_graded_and_one_apart_nowhere():
+    # Two files' grades, "(a)" counted and "(b)" kept apart, beside asha's.
+    ratings = {
+        ("q1", "d1"): {"asha": 0, "(a)": 3, "(b)": 3},  # asha graded: only her 0 counts
+        ("q1", "d2"): {"(a)": 2, "(b)": 0},             # no person: "(a)" alone, "(b)" is apart
+        ("q1", "d3"): {"(b)": 3},                       # only the source apart: not judged at all
+    }
+    result = consensus(ratings, stand_in=lambda a: a.startswith("("), apart={"(b)"})
+    assert result.qrels == {"q1": {"d1": 0, "d2": 2}} and result.disagreements == ()
+    # A vote of the source apart does not make the question unanswerable either.
+    assert not unanswerable_consensus({"(b)"}, {"d3": {"(b)": 0}}, stand_in=lambda a: a.startswith("("),
+                                      apart={"(b)"})
+    assert unanswerable_consensus({"(a)"}, {"d3": {"(b)": 3}}, apart={"(b)"})

@@ -182,8 +182,9 @@ def test_golden_overview_separates_disagreements_with_the_import_from_those_betw
     assert [(d["query_id"], d["doc_id"], d["grades"]) for d in view.disagreements] == [("q2", "d5", "ann:2, bob:0")]
     assert view.n_disagreements == 1
     # the exported grade of q1/d1 is alice's 0: an imported grade counts only where no person graded
-    assert list(view.import_differences) == [{"query_id": "q1", "doc_id": "d1", "imported": 3, "annotators": "alice:0",
-                                              "consensus": 0}]
+    [source] = store.grade_sources()  # each imported grade is shown with the file it came from
+    assert list(view.import_differences) == [{"query_id": "q1", "doc_id": "d1", "imported": f"{source.name}:3",
+                                              "annotators": "alice:0", "consensus": 0}]
     assert view.n_with_import == 1
     note = "Imported grades are not counted: 2 documents carry one; on 1 of them an annotator's grade differs from it."
     assert view.agreement.startswith("Agreement between annotators over 1 shared judgments") and note in view.agreement

@@ -15,7 +15,7 @@ from conftest import rows, sqlite_only
 from labeler.golden import GoldenQuery, GoldenSet
 from labeler_app.golden_set import grade_history_rows
 from labeler_app.label import grade
-from labeler_storage import IMPORT_ANNOTATOR, open_store
+from labeler_storage import open_store
 
 
 class Ticking:
@@ -139,14 +139,15 @@ def test_reimport_replacing_records_every_replaced_grade_as_import(store, monkey
     # g1 conflicts (ann's grade, other imported grades), g2 is identical, g3 new: replacing g1 makes it the file's.
     store.import_golden(golden(("g1", {"d1": 2, "d2": 3, "d4": 1}), ("g2", {"d1": 1}), ("g3", {"d9": 2})),
                         on_conflict="replace")
-    assert sorted(history_rows(store)) == [("d1", IMPORT_ANNOTATOR, 2, "", "import", IMPORT_ANNOTATOR),
+    first, second = (s.name for s in store.grade_sources())  # each file's grades are its own source
+    assert sorted(history_rows(store)) == [("d1", first, 2, "", "import", first),
                                            ("d1", "ann", 3, "", "import", "ann"),
-                                           ("d2", IMPORT_ANNOTATOR, 1, "", "import", IMPORT_ANNOTATOR),
-                                           ("d3", IMPORT_ANNOTATOR, 0, "", "import", IMPORT_ANNOTATOR)]
+                                           ("d2", first, 1, "", "import", first),
+                                           ("d3", first, 0, "", "import", first)]
     [d2_old, d2_new] = [e for e in store.grade_history("g1") if e.doc_id == "d2"]
     assert d2_old.replaced_at == d2_new.given_at > d2_old.given_at  # replaced when the new file's grade came
     assert {(j.doc_id, j.annotator, j.grade) for j in store.judgments(query_id="g1")} == {
-        ("d1", IMPORT_ANNOTATOR, 2), ("d2", IMPORT_ANNOTATOR, 3), ("d4", IMPORT_ANNOTATOR, 1)}
+        ("d1", second, 2), ("d2", second, 3), ("d4", second, 1)}
     assert [e for e in store.grade_history("g2") if e.replaced_at] == []
 
 

@@ -254,7 +254,8 @@ def test_import_golden_keeps_unknown_fields_and_credits(store):
     store.set_judgment("a", "d1", 2, annotator="ben")
     q = store.export_golden().get("a")
     assert q.annotators == ("zoe", "asha", "ben") and q.extra["reviewer"] == {"round": 2}
-    assert q.extra["annotations"] == {IMPORT_ANNOTATOR: {"d1": 2}, "ben": {"d1": 2}}
+    [source] = store.grade_sources()  # the file's grades, under its own name
+    assert q.extra["annotations"] == {source.name: {"d1": 2}, "ben": {"d1": 2}}
     assert store.agreement().annotators == ("ben",)  # the imported consensus is not a person
 
 
@@ -289,7 +290,7 @@ def test_import_golden_skips_or_adds_conflicts_under_fresh_ids(store):
     assert store.get_question("q-0003").question == "Theirs?"
     assert store.get_question("q-0003").extra["source_id"] == "q-0001"
     assert {(j.query_id, j.doc_id, j.annotator, j.grade) for j in store.judgments()} == {
-        ("q-0001", "d1", "asha", 2), ("q-0003", "d9", IMPORT_ANNOTATOR, 1)}
+        ("q-0001", "d1", "asha", 2), ("q-0003", "d9", store.grade_sources()[-1].name, 1)}
     assert store.plan_import(parse_golden_jsonl(text)).line.endswith(
         "0 new, 1 identical, 1 conflicting (q-0001: other text, grades by asha differ, other imported grades).")
 
@@ -300,13 +301,14 @@ def test_import_golden_replace_keeps_the_replaced_text_and_grades_in_history(sto
     summary = store.import_golden(parse_golden_jsonl('{"query_id": "a", "question": "A!", "relevance": {"d1": 3}}'),
                                   on_conflict="replace", by="lead")
     assert (summary.n_new, summary.n_updated, summary.n_judgments) == (0, 1, 1)
-    assert {(j.doc_id, j.annotator): j.grade for j in store.judgments()} == {("d1", IMPORT_ANNOTATOR): 3}
+    first, second = (s.name for s in store.grade_sources())
+    assert {(j.doc_id, j.annotator): j.grade for j in store.judgments()} == {("d1", second): 3}
     q = store.get_question("a")
     assert q.question == "A!" and [(v["text"], v["replaced_by"]) for v in q.extra["replaced_versions"]] == [("A?", "lead")]
     replaced = {(e.doc_id, e.annotator, e.grade, e.change, e.replaced_by) for e in store.grade_history("a")
                 if e.replaced_at}
-    assert replaced == {("d1", IMPORT_ANNOTATOR, 3, "import", "lead"), ("d1", "asha", 1, "import", "lead"),
-                        ("d2", IMPORT_ANNOTATOR, 1, "import", "lead")}
+    assert replaced == {("d1", first, 3, "import", "lead"), ("d1", "asha", 1, "import", "lead"),
+                        ("d2", first, 1, "import", "lead")}
 
 
 def test_import_golden_unanswerable_is_one_voice_beside_the_people_here(store):
@@ -316,7 +318,7 @@ def test_import_golden_unanswerable_is_one_voice_beside_the_people_here(store):
     # The file's "unanswerable" is the import's vote: alone on "new" it decides; on "a" asha's
     # grade 2 keeps d1 relevant, so the consensus is answerable and the disagreement is shown.
     assert store.get_question("new").unanswerable and not store.get_question("a").unanswerable
-    assert store.question_status("a").unanswerable_disagreement == {IMPORT_ANNOTATOR: "unanswerable",
+    assert store.question_status("a").unanswerable_disagreement == {store.grade_sources()[0].name: "unanswerable",
                                                                     "asha": "answerable"}
     store.import_golden(parse_golden_jsonl('{"query_id": "new", "question": "N?"}'),  # the file changed its mind
                         on_conflict="replace")

@@ -448,11 +448,13 @@ V3_EXPORT = (
     '"notes": "see §4", "created_at": "2026-12-01T02:14:44Z", "updated_at": "2026-12-01T02:14:44Z", '
     '"corpus_fingerprint": "sha256:c3", "annotation_notes": {"asha": {"leave-001": "full answer"}}, '
     '"annotations": {"(import)": {"leave-001": 2, "leave-002": 0}, "asha": {"leave-001": 3, "leave-002": 1}}, '
-    '"reviewer": {"round": 2}}\n'
+    '"grade_sources": {"(import)": {"file": "", "imported_at": "", "imported_by": "", "counted": true, '
+    '"changes": []}}, "reviewer": {"round": 2}}\n'
     '{"query_id": "q-0002", "question": "Who is on Mars?", "query_type": "", "unanswerable": true, '
     '"relevance": {"mars-1": 0}, "annotators": ["ben"], "notes": "", "created_at": "2026-12-01T02:14:44Z", '
     '"updated_at": "2026-12-01T02:14:44Z", "corpus_fingerprint": "sha256:c3", "annotations": {"ben": {"mars-1": 0}}, '
-    '"unanswerable_votes": {"(import)": true, "ben": false}}\n'
+    '"grade_sources": {"(import)": {"file": "", "imported_at": "", "imported_by": "", "counted": true, '
+    '"changes": []}}, "unanswerable_votes": {"(import)": true, "ben": false}}\n'
 )
 
 
@@ -630,3 +632,42 @@ def test_a_database_of_todays_schema_from_before_alembic_is_stamped_and_upgraded
         with open_store(empty_db_url) as s:
             s.import_golden(GoldenSet((GoldenQuery("big", "B?", relevance={"d": 2 ** 63 - 1}),)))
             assert s.export_golden().get("big").relevance == {"d": 2 ** 63 - 1}
+
+
+def test_v17_adopts_the_import_grades_of_v15_as_one_counted_source(empty_db_url):
+    # A database at version 15 where a consensus-only file's grades and vote are "(import)"'s, beside asha's.
+    from labeler_storage.engine import Database
+
+    db = Database(empty_db_url)
+    with db.write() as conn:
+        assert M.upgrade(conn, 15) == list(range(1, 16))
+        conn.execute(sa.text("INSERT INTO collections (name, created_at, revision) VALUES ('default', 't', 1), "
+                             "('other', 't', 1)"))
+        conn.execute(sa.text(
+            "INSERT INTO questions (collection_id, query_id, text, unanswerable, created_at, updated_at) "
+            "SELECT id, 'a', 'A?', FALSE, 't', 't' FROM collections WHERE name = 'default' UNION ALL "
+            "SELECT id, 'm', 'Mars?', TRUE, 't', 't' FROM collections WHERE name = 'default' UNION ALL "
+            "SELECT id, 'o', 'O?', FALSE, 't', 't' FROM collections WHERE name = 'other'"))
+        conn.execute(sa.text(
+            "INSERT INTO judgments (question_id, doc_id, grade, annotator, created_at, updated_at) "
+            "SELECT id, 'd1', 3, '(import)', 't', 't' FROM questions WHERE query_id = 'a' UNION ALL "
+            "SELECT id, 'd2', 2, '(import)', 't', 't' FROM questions WHERE query_id = 'a' UNION ALL "
+            "SELECT id, 'd1', 0, 'asha', 't', 't' FROM questions WHERE query_id = 'a' UNION ALL "
+            "SELECT id, 'd1', 1, 'ben', 't', 't' FROM questions WHERE query_id = 'o'"))
+        conn.execute(sa.text("INSERT INTO unanswerable_votes (question_id, annotator, created_at) "
+                             "SELECT id, '(import)', 't' FROM questions WHERE query_id = 'm'"))
+    db.close()
+    with open_store(empty_db_url) as s:
+        assert s.schema_version() == M.LATEST_VERSION
+        [source] = s.grade_sources()
+        assert (source.name, source.file_name, source.counted, source.n_grades) == ("(import)", "", True, 2)
+        assert s.grade_sources(collection="other") == []
+        # Counted as before: only where no person graded (asha's 0 on d1 stands).
+        assert s.consensus().qrels == {"a": {"d1": 0, "d2": 2}}
+        assert [(x.question.query_id, str(x.status)) for x in s.list_questions()] == [("a", "done"),
+                                                                                   ("m", "unanswerable")]
+        exported = s.export_golden().get("a").extra
+        assert exported["grade_sources"] == {"(import)": {"file": "", "imported_at": "", "imported_by": "",
+                                                          "counted": True, "changes": []}}
+        s.set_source_counted("(import)", False, by="lead")
+        assert s.consensus().qrels == {"a": {"d1": 0}} and not s.get_question("m").unanswerable
