@@ -9,7 +9,7 @@ an uncounted source's grades and votes count nowhere: not in the consensus, the 
 `relevance`, nor any metric. The choice is made at import, switched later (each switch is kept in
 `changes`), and exported with the source (GRADE_SOURCES), so an export imports back exactly.
 
-Databases from before sources (v16) kept every such file's grades under the one name "(import)":
+Databases from before sources (v17) kept every such file's grades under the one name "(import)":
 that is one source, counted, as before.
 """
 from __future__ import annotations
@@ -74,7 +74,7 @@ def check_described(value: Any, where: str) -> None:
 
 
 def _kept(conn: Connection) -> bool:
-    # A database read before its upgrade to v16 (a Store() opened without migrating) keeps no sources:
+    # A database read before its upgrade to v17 (a Store() opened without migrating) keeps no sources:
     # every file's grades were "(import)"'s, counted.
     return sa.inspect(conn).has_table("grade_sources")
 

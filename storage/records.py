@@ -10,7 +10,7 @@ from labeler.golden import GoldenQuery
 from labeler.status import Status
 
 DEFAULT_COLLECTION = "default"
-IMPORT_ANNOTATOR = "(import)"  # the one source of every consensus-only file's grades before sources (0016)
+IMPORT_ANNOTATOR = "(import)"  # the one source of every consensus-only file's grades before sources (0017)
 SOURCE_PREFIX = "("  # a grade source's name starts so; no person's name may (labeler_storage.checks)
 
 
