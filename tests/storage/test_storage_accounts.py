@@ -414,17 +414,20 @@ def test_setting_a_password_ends_a_pending_invite(store):
 
 def test_settings_have_defaults_and_are_validated(store):
     assert store.accounts.settings() == {"session_hours": 12, "oidc_default_role": "none", "systems": {},
-                                       "overlap": 1, "blind": None, "judge_bars": {"min_pairs": 100, "kappa_binary": 0.4, "tau": 0.9, "min_runs": 4}}
+                                       "overlap": 1, "blind": None, "judge_bars": {"min_pairs": 100, "kappa_binary": 0.4, "tau": 0.9, "min_runs": 4},
+                                       "suggestions": "after", "queue_order": "seats"}
     for key, value in (("session_hours", 0), ("session_hours", -1), ("session_hours", "soon"),
                        ("session_hours", 24 * 91), ("session_hours", float("nan")), ("session_hours", None),
                        ("session_hours", True), ("oidc_default_role", "owner"), ("oidc_default_role", None),
                        ("colour", "blue"), ("judge_bars", {"min_pairs": 100}),
-                       ("judge_bars", {"min_pairs": True, "kappa_binary": 0.4, "tau": 0.9, "min_runs": 4})):
+                       ("judge_bars", {"min_pairs": True, "kappa_binary": 0.4, "tau": 0.9, "min_runs": 4}),
+                       ("suggestions", "always"), ("suggestions", None), ("queue_order", "random")):
         with pytest.raises(InputError) as info:
             store.accounts.set_setting(key, value)
         assert "Hint:" in str(info.value)
     assert store.accounts.settings() == {"session_hours": 12, "oidc_default_role": "none", "systems": {},
-                                       "overlap": 1, "blind": None, "judge_bars": {"min_pairs": 100, "kappa_binary": 0.4, "tau": 0.9, "min_runs": 4}}
+                                       "overlap": 1, "blind": None, "judge_bars": {"min_pairs": 100, "kappa_binary": 0.4, "tau": 0.9, "min_runs": 4},
+                                       "suggestions": "after", "queue_order": "seats"}
 
 
 def test_settings_persist_across_stores(store):
@@ -433,6 +436,7 @@ def test_settings_persist_across_stores(store):
     store.accounts.set_setting("oidc_default_role", "annotator")  # a second change replaces the first
     with open_store(store.url) as again:
         assert again.accounts.settings() == {"session_hours": 8.0, "oidc_default_role": "annotator", "systems": {},
-                                                 "overlap": 1, "blind": None, "judge_bars": {"min_pairs": 100, "kappa_binary": 0.4, "tau": 0.9, "min_runs": 4}}
+                                                 "overlap": 1, "blind": None, "judge_bars": {"min_pairs": 100, "kappa_binary": 0.4, "tau": 0.9, "min_runs": 4},
+                                       "suggestions": "after", "queue_order": "seats"}
     assert rows(store, "SELECT key, updated_by FROM team_settings ORDER BY key") == [
         ("oidc_default_role", ""), ("session_hours", "boss@example.org")]
