@@ -183,14 +183,18 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
     mark.removeAttribute('data-ticket');  // once: the rerun brings the next
     option.classList.add('labeler-pending'); card.classList.add('labeler-saving');
     hold(5000);
+    const n = mark.getAttribute('data-focus-mark');
     const done = (saved) => {
       option.classList.remove('labeler-pending'); card.classList.remove('labeler-saving');
-      if (saved) ahead = option;
-      option.click(); hold(1500);
+      const now = option.isConnected ? option : [...document.querySelectorAll(  // redrawn meanwhile
+        '.st-key-cand-' + n + '-grade button[role=radio]')].find((b) => b.textContent.trim().startsWith(key + ' '));
+      if (!now) return;
+      if (saved) ahead = now;
+      now.click(); hold(1500);
     };
     fetch(__GRADE_ROUTE__, {method: 'POST', credentials: 'same-origin', cache: 'no-store',
       headers: {'Content-Type': 'application/json'},
-      body: JSON.stringify({ticket, card: +mark.getAttribute('data-focus-mark'), grade: +key})})
+      body: JSON.stringify({ticket, card: +n, grade: +key})})
       .then((r) => done(r.status === 204), () => done(false));
     return true;
   };
