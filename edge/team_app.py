@@ -8,7 +8,8 @@ sizes, and costs a walk of every session's state; Streamlit 1.67 has no option t
 a file only into a session signed in as someone who may upload (pages/_uploads.py). A session not signed
 in gets about one script run a second from its websocket (pages/_visitors.py). `/_stcore/health`
 stays open: a reverse proxy and the tests poll it. The routes of pages/_session_cookie.py set and clear
-the cookie that keeps a password sign-in across reloads.
+the cookie that keeps a password sign-in across reloads; pages/_grade_route.py's saves a grade key ahead of
+the page's rerun.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import streamlit as st
 from starlette.middleware import Middleware
 from streamlit import config
 
+from labeler_pages import _grade_route as grade_route
 from labeler_pages._session_cookie import routes
 from labeler_pages._uploads import may_upload
 from labeler_pages._visitors import STREAM, paced
@@ -54,4 +56,5 @@ async def _refuse(send, status: int, body: bytes) -> None:
 
 
 app = st.App(str(Path(__file__).with_name("streamlit_app.py")), middleware=[Middleware(TeamGate)],
-             routes=routes(config.get_option("server.baseUrlPath")))
+             routes=[*routes(config.get_option("server.baseUrlPath")),
+                     *grade_route.routes(config.get_option("server.baseUrlPath"))])

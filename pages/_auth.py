@@ -5,6 +5,7 @@ survives a reload through an HttpOnly cookie that a team-server route sets (page
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import streamlit as st
 
@@ -142,6 +143,30 @@ def _fresh_actor(store) -> Actor | None:
         except LabelerError:
             return None
     return None
+
+
+def route_recheck(store, actor: Actor) -> Callable[[str], Actor | None]:
+    """How a request outside this session's runs (pages/_grade_route.py) re-checks who it acts as: given
+    the request's client fingerprint, the actor as the database has them now, or None (signed out,
+    disabled, another client). Local mode has no accounts: this run's `actor`."""
+    if not acc.team_mode():
+        return lambda fingerprint: actor
+    token, signed_from, here = st.session_state.get(TOKEN), st.session_state.get(FROM), _fingerprint()
+    claims = acc.oidc_claims(st.user) if not token and oidc_configured() and st.user.is_logged_in else None
+
+    def recheck(fingerprint: str) -> Actor | None:
+        if fingerprint != here:
+            return None
+        if token:
+            return acc.resume(store, token) if signed_from == here else None
+        if claims is None:
+            return None
+        try:
+            return acc.oidc_actor(store, claims)
+        except LabelerError:
+            return None
+
+    return recheck
 
 
 def _sign_in_screen(store) -> None:

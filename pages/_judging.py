@@ -126,7 +126,8 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         candidate_card(view, i + 1, f"cand-{i}", grade, focused=i == focus, unanswerable=mine,
                        read_only=read_only)
     if views:
-        kb.show_focus(focus, reorders=mode == "active" and stop is not None)
+        kb.show_focus(focus, reorders=mode == "active" and stop is not None,
+                      ticket=None if read_only else kb.grade_ticket(s, me, qid, views, corp))
     if stop is not None and stop.knee_at is None:  # until the knee, a line under the cards (the first card stays in view)
         stopping_note(stop)
     if features is not None:

@@ -9,12 +9,15 @@ from __future__ import annotations
 import secrets
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from labeler.corpus import Corpus
 from labeler_app import label as lb
 from labeler_app.access import Actor
 from labeler_app.label import CandidateView
 from labeler_app.stores import Store
+from labeler_pages import _grade_route as gr
+from labeler_pages._auth import route_recheck
 from labeler_pages._common import Keys, act
 
 SCROLL_PENDING = "_scroll_to_focus"
@@ -22,7 +25,7 @@ SCROLL_PENDING = "_scroll_to_focus"
 # replaces it, so the outline of an earlier focus would stay.
 # The selected grade is filled, so a card's grade reads at a glance (the segmented control's own
 # selected look is a pale tint); it rides on the focus mark's <style>, adding no element.
-MARK = ('<span hidden data-focus-mark="{n}" data-run="{run}"{reorders}></span>'
+MARK = ('<span hidden data-focus-mark="{n}" data-run="{run}"{reorders}{ticket}></span>'
         "<style>.st-key-cand-{n} {{ outline: 2px solid #1c83e1; outline-offset: 3px; }}"
         '[class*="st-key-cand-"] button[aria-checked="true"], [class*="st-key-hit-"] button[aria-checked="true"] '
         "{{ background: #ff4b4b !important; border-color: #ff4b4b !important; color: #fff; }}"
@@ -45,7 +48,11 @@ def grade(s: Store, me: Actor, qid: str, views: list[CandidateView], doc_id: str
     never on a card graded earlier; clearing a grade by click focuses that card."""
     shown = next((v for v in views if v.doc_id == doc_id), None)
     previous = shown.grade if shown is not None else None
-    if previous == value or not act(lb.grade, s, me, qid, doc_id, value, corpus, shown=shown):
+    if previous == value:
+        return
+    ctx = get_script_run_ctx()
+    if not (ctx is not None and gr.written_ahead(ctx.session_id, qid, doc_id, value)) and \
+            not act(lb.grade, s, me, qid, doc_id, value, corpus, shown=shown):
         return
     st.session_state[Keys.UNDO] = (qid, doc_id, previous, value)
     if advance:
@@ -68,12 +75,24 @@ def undo(s: Store, me: Actor, corpus: Corpus | None = None) -> None:
         st.session_state[Keys.QUESTION] = qid
 
 
-def show_focus(n: int, *, reorders: bool = False) -> None:
+def grade_ticket(s: Store, me: Actor, qid: str, views: list[CandidateView], corpus: Corpus | None) -> str | None:
+    """This run's ticket for the grade route (pages/_grade_route.py), with which a digit saves its grade
+    ahead of the rerun; None outside a browser session."""
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return None
+    return gr.mint(ctx.session_id, s, corpus, qid, views,
+                   route_recheck(s, me))
+
+
+def show_focus(n: int, *, reorders: bool = False, ticket: str | None = None) -> None:
     """Outline card n (0-based); after a keyboard move, also scroll it into view (the focus must be
     where the eyes are), but never on a plain rerun, which would make the page jump. `reorders`: a
     grade's answer re-fills the ungraded cards after it (most likely relevant first), which the key
-    queue reads to hold clicks on them until it is in."""
-    mark = MARK.format(n=n, run=secrets.token_hex(4), reorders=" data-reorders" if reorders else "")
+    queue reads to hold clicks on them until it is in. `ticket` (URL-safe base64, grade_ticket): the
+    key queue's way to the grade route."""
+    mark = MARK.format(n=n, run=secrets.token_hex(4), reorders=" data-reorders" if reorders else "",
+                       ticket=f' data-ticket="{ticket}"' if ticket else "")
     if not st.session_state.pop(SCROLL_PENDING, False):
         st.html(mark)
         return
@@ -98,6 +117,8 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
 .labeler-saving[class*="st-key-"] button[aria-checked="true"] { background: repeating-linear-gradient(135deg, #fff 0 6px,
   #ffd6d6 6px 12px) !important; border: 2px dashed #ff4b4b !important; }
 .labeler-saving[class*="st-key-"] button[aria-checked="true"] p { color: #a30000 !important; }
+.labeler-saving[class*="st-key-"] button.labeler-pending { background: repeating-linear-gradient(135deg, #fff 0 6px,
+  #ffd6d6 6px 12px) !important; border: 2px dashed #ff4b4b !important; }
 .labeler-saving[class*="st-key-"], .labeler-wait[class*="st-key-"] { position: relative; }
 .labeler-saving[class*="st-key-"]::after, .labeler-wait[class*="st-key-"]::after { content: "saving…"; position: absolute;
   left: 100%; top: 50%; transform: translateY(-50%); margin-left: 0.75rem; white-space: nowrap; font-size: 0.85rem; color: #a30000; }
@@ -132,9 +153,11 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
     card.classList.add('labeler-wait');
     setTimeout(() => card.classList.remove('labeler-wait'), 1200);
   };
+  let ahead = null;  // the grade option clicked once the grade route has written its grade: saved already
   document.addEventListener('click', (e) => {
     const card = e.target.closest && e.target.closest('[class*="st-key-cand-"], [class*="st-key-hit-"]');
     if (!card || !e.target.closest('button[role=radio]')) return;
+    if (ahead && e.target.closest('button[role=radio]') === ahead) { ahead = null; return; }
     if (refilling(card)) { e.preventDefault(); e.stopImmediatePropagation(); refuse(card); return; }
     card.classList.add('labeler-saving');
     saving.push(card); savingRun = false; savedRun = run();
@@ -150,7 +173,33 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
     if (card) card.scrollIntoView({block: 'nearest', behavior: 'instant'});
     scrollAfter = false;
   };
-  // A digit clicks the focused card's own grade option, so the grade shows at once (marked "saving…"
+  // A digit saves its grade through the grade route (pages/_grade_route.py) with the ticket of the page's
+  // last run: hatched and "saving…" until the route has written it, then the grade option is clicked as
+  // before and its rerun redraws the rest (the focus moved on, the order, the preview) without writing it
+  // again. Without a ticket, or refused (a restarted server, a session ended), the click alone: the old path.
+  const save = (mark, option, key) => {
+    const ticket = mark.getAttribute('data-ticket');
+    const card = option.closest('[class*="st-key-cand-"]');
+    if (!ticket || !card || !w.fetch) return false;
+    mark.removeAttribute('data-ticket');  // once: the rerun brings the next
+    option.classList.add('labeler-pending'); card.classList.add('labeler-saving');
+    hold(5000);
+    const n = mark.getAttribute('data-focus-mark');
+    const done = (saved) => {
+      option.classList.remove('labeler-pending'); card.classList.remove('labeler-saving');
+      const now = option.isConnected ? option : [...document.querySelectorAll(  // redrawn meanwhile
+        '.st-key-cand-' + n + '-grade button[role=radio]')].find((b) => b.textContent.trim().startsWith(key + ' '));
+      if (!now) return;
+      if (saved) ahead = now;
+      now.click(); hold(1500);
+    };
+    fetch(__GRADE_ROUTE__, {method: 'POST', credentials: 'same-origin', cache: 'no-store',
+      headers: {'Content-Type': 'application/json'},
+      body: JSON.stringify({ticket, card: +n, grade: +key})})
+      .then((r) => done(r.status === 204), () => done(false));
+    return true;
+  };
+  // A digit grades the focused card's own grade option, so the grade shows at once (marked "saving…"
   // until the server has written it, as a click is) instead of after the server's answer. The keyboard
   // bar's buttons stay the way in while the cards are not drawn yet.
   const gradeDirect = (key) => {
@@ -161,7 +210,10 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
     const option = [...options].find((b) => b.textContent.trim().startsWith(key + ' '));
     if (!option || option.disabled) return false;
     if (refilling(option.closest('[class*="st-key-cand-"]'))) return 'wait';  // after the answer re-fills the cards
-    if (option.getAttribute('aria-checked') !== 'true') { option.click(); scrollAfter = true; hold(1500); }
+    if (option.getAttribute('aria-checked') !== 'true') {
+      scrollAfter = true;
+      if (!save(mark, option, key)) { option.click(); hold(1500); }
+    }
     return true;
   };
   const BUTTON = {j: 'focus-next', k: 'focus-prev', u: 'undo-grade', n: 'next-question', p: 'prev-question',
@@ -257,4 +309,4 @@ KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem
 
 def key_queue() -> None:
     """Install the key queue in the page (once; it survives reruns)."""
-    st.html(KEY_QUEUE, unsafe_allow_javascript=True)
+    st.html(KEY_QUEUE.replace("__GRADE_ROUTE__", gr.route_literal()), unsafe_allow_javascript=True)

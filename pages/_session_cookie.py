@@ -43,7 +43,7 @@ fetch({route}, {{method: "POST", body: {code}, credentials: "same-origin", cache
 def routes(base_path: str = "", store: Callable[[], Any] | None = None) -> list[Route]:
     """The team server's cookie routes (st.App(routes=...)), under Streamlit's server.baseUrlPath, over
     `store()` (default: the app's database, labeler_pages._loaders)."""
-    base, of = _base(base_path), store or _app_store
+    base, of = base_prefix(base_path), store or _app_store
 
     async def session(request: Request) -> Response:
         return await _session(request, of())
@@ -74,81 +74,84 @@ def cookie_token() -> str | None:
 def _post(route: str, body: str) -> None:
     from streamlit import config
 
-    path = _base(config.get_option("server.baseUrlPath")) + route
-    st.html(_POST.format(route=_js(path), code=_js(body)), unsafe_allow_javascript=True)
+    path = base_prefix(config.get_option("server.baseUrlPath")) + route
+    st.html(_POST.format(route=js_literal(path), code=js_literal(body)), unsafe_allow_javascript=True)
 
 
-def _js(text: str) -> str:
+def js_literal(text: str) -> str:
     """A JavaScript string literal that cannot end the <script> it sits in (the code is URL-safe base64
     minted here; the path comes from the server's config)."""
     return json.dumps(text).replace("<", "\\u003c")
 
 
-def _base(base_path: str | None) -> str:
+def base_prefix(base_path: str | None) -> str:
+    """Streamlit's server.baseUrlPath as a path prefix: "" or "/base"."""
     base = (base_path or "").strip("/")
     return f"/{base}" if base else ""
 
 
 async def _session(request: Request, store) -> Response:
-    refused, body = await _checked(request)
+    refused, body = await checked(request)
     if refused is not None:
         return refused
     code = body.decode("ascii", "replace").strip()
     traded = await run_in_threadpool(acc.exchange_code, store, code, _fingerprint(request)) if code else None
     if traded is None:
         log.warning("session cookie refused: a code used, expired, unknown or from another client (%s)",
-                    client_key(_peer(request), dict(request.headers)))
-        return _answer(403)
+                    client_key(peer(request), dict(request.headers)))
+        return answer(403)
     token, seconds_left = traded
-    answer = _answer(204)
-    answer.set_cookie(COOKIE, token, max_age=seconds_left, path="/", secure=_https(request), httponly=True,
-                      samesite="strict")
-    return answer
+    done = answer(204)
+    done.set_cookie(COOKIE, token, max_age=seconds_left, path="/", secure=_https(request), httponly=True,
+                    samesite="strict")
+    return done
 
 
 async def _sign_out(request: Request, store) -> Response:
-    refused, _ = await _checked(request)
+    refused, _ = await checked(request)
     if refused is not None:
         return refused
     token = request.cookies.get(COOKIE)
     if token:
         await run_in_threadpool(acc.sign_out, store, token)
-    answer = _answer(204)
-    answer.delete_cookie(COOKIE, path="/", secure=_https(request), httponly=True, samesite="strict")
-    return answer
+    done = answer(204)
+    done.delete_cookie(COOKIE, path="/", secure=_https(request), httponly=True, samesite="strict")
+    return done
 
 
-async def _checked(request: Request) -> tuple[Response | None, bytes]:
+async def checked(request: Request, max_body: int = MAX_BODY) -> tuple[Response | None, bytes]:
     """(a refusal or None, the body): 403 for a request another site started (a browser names the page's
-    origin on every POST), 413 for a body past MAX_BODY (counted as it arrives; the rest is never read)."""
+    origin on every POST), 413 for a body past `max_body` (counted as it arrives; the rest is never read)."""
     origin, host = request.headers.get("origin", ""), request.headers.get("host", "")
     if not host or urlsplit(origin).netloc != host:
-        return _answer(403), b""
+        return answer(403), b""
     body = b""
     async for chunk in request.stream():
         body += chunk
-        if len(body) > MAX_BODY:
-            return _answer(413), b""
+        if len(body) > max_body:
+            return answer(413), b""
     return None, body
 
 
-def _answer(status: int) -> Response:
+def answer(status: int) -> Response:
+    """An empty answer that no cache keeps and that names no page it came from."""
     return Response(status_code=status, headers={"Cache-Control": "no-store", "Referrer-Policy": "no-referrer"})
 
 
-def _peer(request: Request) -> str | None:
+def peer(request: Request) -> str | None:
+    """The address the request came from (None when the server does not know it)."""
     return request.client.host if request.client else None
 
 
 def _fingerprint(request: Request) -> str:
-    return acc.client_fingerprint(_peer(request), dict(request.headers))
+    return acc.client_fingerprint(peer(request), dict(request.headers))
 
 
 def _https(request: Request) -> bool:
     """Served over https: directly, or through a reverse proxy on this machine that says so."""
     if request.url.scheme == "https":
         return True
-    proxied = _peer(request) in ("127.0.0.1", "::1")
+    proxied = peer(request) in ("127.0.0.1", "::1")
     return proxied and request.headers.get("x-forwarded-proto", "").split(",")[-1].strip().lower() == "https"
 
 

@@ -46,11 +46,11 @@ def free_port() -> int:
 
 
 class AppServer:
-    """`streamlit run streamlit_app.py` (or `script`: team_app.py, the team server) as `labeler app` starts
+    """`streamlit run local_app.py` (or `script`: team_app.py, the team server) as `labeler app` starts
     it (edge/_serve.py), in its own process group, against `home` as LABELER_HOME."""
 
     def __init__(self, home: Path, *, corpus: str | None = None, log: Path | None = None,
-                 port: int | None = None, script: str = "streamlit_app.py") -> None:
+                 port: int | None = None, script: str = "local_app.py") -> None:
         self.home = home
         self.port = port or free_port()  # a port given: a restart, where the open tabs reconnect
         self.url = f"http://127.0.0.1:{self.port}"

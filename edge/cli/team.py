@@ -17,7 +17,7 @@ from labeler.errors import InputError
 from labeler_edge.cli import cli, handle_errors
 from labeler_storage.accounts import ROLES
 
-ENTRY = Path(__file__).resolve().parents[1] / "streamlit_app.py"  # in the edge, not beside pages/
+ENTRY = Path(__file__).resolve().parents[1] / "local_app.py"  # in the edge, not beside pages/: streamlit_app.py with the grade route
 TEAM_ENTRY = ENTRY.with_name("team_app.py")  # the same app, with Streamlit's metrics route closed
 
 

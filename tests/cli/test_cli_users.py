@@ -216,7 +216,7 @@ def test_streamlit_argv_team_and_local():
     assert option(team, "--server.enableXsrfProtection") == "true"
     assert team[1:4] == ["-m", "labeler_edge._serve", "run"] and team[4].endswith("team_app.py")
     local = streamlit_argv(team=False, host="127.0.0.1", port=8501)
-    assert local[4].endswith("streamlit_app.py")
+    assert local[4].endswith("local_app.py")  # streamlit_app.py with the grade route (pages/_grade_route.py)
     assert "--client.showErrorDetails" not in local  # Streamlit's default: details for the one local user
     assert option(local, "--server.address") == "127.0.0.1"
 

@@ -1,0 +1,73 @@
+"""A grade key saved through the grade route (pages/_grade_route.py) in Chromium, local mode on SQLite: the
+card shows the grade saved once the route has answered, the rerun after it moves the focus on, and a key without a ticket (as after a server restart) still grades, by the
+click alone."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from browser_support import AppServer, grade_option, launch_chromium, sample_embeddings, screenshot, wait_ready  # noqa: F401
+from playwright.sync_api import expect
+
+from labeler_pages._grade_route import GRADE_ROUTE
+from labeler_storage import open_store
+
+pytestmark = pytest.mark.browser
+QID = "q-0001"
+FOCUSED = "() => Number(document.querySelector('[data-focus-mark]')?.dataset.focusMark ?? -1)"
+
+
+def _history(url: str, doc: str) -> list[tuple[int, str]]:
+    with open_store(url) as store:
+        return [(e.grade, e.annotator) for e in store.grade_history(QID) if e.doc_id == doc]
+
+
+def _doc(page, n: int) -> str:
+    return page.locator(f".st-key-cand-{n} small code").first.inner_text()
+
+
+def test_grade_key_is_saved_by_the_route_before_the_rerun(sample_embeddings, playwright):
+    home = Path(os.environ["LABELER_HOME"])
+    shutil.copytree(sample_embeddings, home / "cache", dirs_exist_ok=True)
+    url = f"sqlite:///{home / 'labeler.db'}"
+    with open_store(url) as store:
+        store.add_question("How many vacation days do new employees get?", query_id=QID)
+    server = AppServer(home)
+    browser = launch_chromium(playwright)
+    page = browser.new_context(viewport={"width": 1360, "height": 1000}).new_page()
+    try:
+        server.wait_healthy()
+        page.goto(f"{server.url}/?q={QID}&annotator=ann")
+        expect(page.locator(".st-key-cand-5")).to_be_visible(timeout=180_000)
+        wait_ready(page)
+        page.get_by_role("heading", level=1).first.click()  # the keys go to the page
+        assert page.evaluate(FOCUSED) == 0
+        first = _doc(page, 0)
+        with page.expect_response(lambda r: r.url.endswith(GRADE_ROUTE)) as answer:
+            page.keyboard.press("2")
+        assert answer.value.status == 204
+        assert _history(url, first) == [(2, "ann")]  # written when the route answered
+        expect(grade_option(page, 0, 2)).to_have_attribute("aria-checked", "true")
+        expect(page.locator(".st-key-cand-0-grade.labeler-saving")).to_have_count(0)  # shown saved
+        page.wait_for_function(f"({FOCUSED})() === 1")  # the rerun after it moved the focus on
+        wait_ready(page)
+        # Without a ticket (a server that does not know the page: after a restart) the key clicks the grade.
+        second = _doc(page, 1)
+        page.evaluate("document.querySelector('[data-focus-mark]').removeAttribute('data-ticket')")
+        routed = []
+        page.on("request", lambda r: routed.append(r.url) if r.url.endswith(GRADE_ROUTE) else None)
+        page.keyboard.press("1")
+        expect(page.locator(".st-key-cand-1-grade.labeler-saving")).to_have_count(0)
+        expect(grade_option(page, 1, 1)).to_have_attribute("aria-checked", "true")
+        wait_ready(page)
+        assert _history(url, second) == [(1, "ann")] and routed == []
+        screenshot(page, "grade-route", full_page=False)
+    except BaseException:
+        screenshot(page, "FAILED-grade-route", full_page=True)
+        print(server.log())
+        raise
+    finally:
+        browser.close()
+        server.stop()
