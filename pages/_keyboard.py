@@ -113,7 +113,7 @@ def show_focus(n: int, *, reorders: bool = False, ticket: str | None = None) -> 
 # adds the question) leaves it too: the keys typed next grade the new question's first card
 # instead of running on into the box.
 # Rides on the queue's element: less empty space above the title, so the first card is in view.
-KEY_QUEUE = """<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }
+KEY_QUEUE = r"""<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }
 .labeler-saving[class*="st-key-"] button[aria-checked="true"] { background: repeating-linear-gradient(135deg, #fff 0 6px,
   #ffd6d6 6px 12px) !important; border: 2px dashed #ff4b4b !important; }
 .labeler-saving[class*="st-key-"] button[aria-checked="true"] p { color: #a30000 !important; }
