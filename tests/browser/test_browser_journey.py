@@ -267,7 +267,7 @@ def empty_collection(app) -> str:
     """An empty collection on the module's server, where the demo golden set is offered: the default one
     on a first start (what a new user sees, and what the README shots show), else a new one."""
     with open_store(app.home / "labeler.db") as store:
-        if not store.list_questions():
+        if store.get_collection(DEFAULT_COLLECTION) is None or not store.list_questions():
             return DEFAULT_COLLECTION
         return store.ensure_collection(f"empty-{len(store.list_collections())}").name
 
