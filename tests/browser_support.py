@@ -103,6 +103,15 @@ def launch_chromium(playwright):
     return playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
 
 
+@pytest.fixture(scope="module")
+def browser(playwright):
+    """One chromium for a module that imports this fixture (its launch is paid once); each test opens
+    contexts of its own (own cookies, own app session) and closes them."""
+    b = launch_chromium(playwright)
+    yield b
+    b.close()
+
+
 # Idle, and no input since the last run began (or the input started none within QUIET_MS): right after
 # a click the page is still "notRunning" until the server's rerun begins, so waiting for the idle
 # state alone could return before the click's rerun, and a test then read (or clicked) a page, or a

@@ -8,7 +8,7 @@ import shutil
 import signal
 
 import pytest
-from browser_support import AppServer, grade_option, launch_chromium, sample_embeddings, screenshot, wait_ready, wait_until  # noqa: F401
+from browser_support import AppServer, browser, grade_option, sample_embeddings, screenshot, wait_ready, wait_until  # noqa: F401
 from playwright.sync_api import expect
 
 from labeler_storage import open_store
@@ -32,12 +32,12 @@ def server(sample_embeddings, tmp_path_factory):
 
 
 @pytest.fixture
-def page(playwright):
-    browser = launch_chromium(playwright)
+def page(browser):
+    page = browser.new_page(viewport={"width": 1360, "height": 900})
     try:
-        yield browser.new_page(viewport={"width": 1360, "height": 900})
+        yield page
     finally:
-        browser.close()
+        page.context.close()
 
 
 def cards(page) -> list[str]:

@@ -15,7 +15,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from browser_support import AppServer, grade_option, launch_chromium, sample_embeddings, screenshot, wait_ready  # noqa: F401
+from browser_support import AppServer, browser, grade_option, sample_embeddings, screenshot, wait_ready  # noqa: F401
 from playwright.sync_api import expect
 
 from labeler_app.access import local_actor
@@ -82,14 +82,6 @@ def demo_server(app_server):
     """The default collection's demo golden set, as a new user finds it; only for tests that write nothing."""
     with open_store(app_server.home / "labeler.db") as shared:
         yield Site(app_server, DEFAULT_COLLECTION), CollectionStore(shared, DEFAULT_COLLECTION)
-
-
-@pytest.fixture(scope="module")
-def browser(playwright):
-    """One chromium for the module; each test opens contexts of its own (own cookies, own app session)."""
-    browser = launch_chromium(playwright)
-    yield browser
-    browser.close()
 
 
 def new_page(browser):

@@ -1,7 +1,10 @@
 """Team mode (LABELER_TEAM=1) in Chromium: sign-in, roles, sessions, and no tracebacks.
 
-Each test starts its own app server against a fresh LABELER_HOME holding the sample corpus's
-embeddings (no embedding happens) and a database whose users the test adds first:
+The app servers run against a LABELER_HOME holding the sample corpus's embeddings (no embedding
+happens). The OpenID Connect test starts its own (with [auth] secrets, a database of its own); the
+others share one module server without them (`team_site`: its start and its first load of the model and
+the index paid once), each with users of its own and, where it writes damage, a collection of its own,
+restoring a team setting it damages:
 1. OpenID Connect through the local mock provider: an admin sees the Team page, the corpus
    tabs and loads the demo golden set; an annotator (opened at `/?annotator=someone-else`)
    sees none of the admin parts and grades under their e-mail; an unlisted user is refused.
@@ -24,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from browser_support import AppServer, launch_chromium, sample_embeddings, screenshot, wait_ready, wait_until  # noqa: F401
+from browser_support import AppServer, browser, sample_embeddings, screenshot, wait_ready, wait_until  # noqa: F401
 from oidc_support import oidc_provider, oidc_sign_in, oidc_sign_out, write_auth_secrets
 from playwright.sync_api import expect
 
@@ -50,11 +53,25 @@ def home(sample_embeddings) -> Path:
     return path
 
 
-@pytest.fixture
-def browser(playwright):
-    b = launch_chromium(playwright)
-    yield b
-    b.close()
+@pytest.fixture(scope="module")
+def team_site(sample_embeddings, tmp_path_factory) -> AppServer:
+    """One team-mode server for the module, built-in accounts only (no [auth] secrets), on a SQLite database
+    in its own LABELER_HOME (`.home`) holding the demo golden set in the default collection. Tests add
+    users of their own, and stop nothing: `run_journey(..., keep_server=True)`."""
+    home = tmp_path_factory.mktemp("team-home")
+    shutil.copytree(sample_embeddings, home / "cache")
+    with open_store(home / "labeler.db") as store:
+        load_demo_golden_set(store)
+    with pytest.MonkeyPatch.context() as env:  # the server copies os.environ when it is made
+        env.setenv("LABELER_TEAM", "1")
+        for name in ("LABELER_DB_URL", "LABELER_CORPUS", "STREAMLIT_SECRETS_FILES"):
+            env.delenv(name, raising=False)
+        server = AppServer(home, script="team_app.py")
+    try:
+        server.wait_healthy()
+        yield server
+    finally:
+        server.stop()
 
 
 def team_server(monkeypatch, home: Path, *, secrets: Path | None = None) -> AppServer:
@@ -133,8 +150,10 @@ def load_demo_golden_set(store) -> None:
     import_demo(store)
 
 
-def run_journey(name: str, server: AppServer, pages: list, body: Callable[[], None], provider=None) -> None:
-    """Run `body`; on failure keep a screenshot of every page and print the server's log."""
+def run_journey(name: str, server: AppServer, pages: list, body: Callable[[], None], provider=None, *,
+                keep_server: bool = False) -> None:
+    """Run `body`; on failure keep a screenshot of every page and print the server's log. Then close the
+    pages and stop the server (unless `keep_server`: a module's server)."""
     try:
         body()
     except BaseException:
@@ -148,7 +167,8 @@ def run_journey(name: str, server: AppServer, pages: list, body: Callable[[], No
     finally:
         for page in pages:
             page.context.close()
-        server.stop()
+        if not keep_server:
+            server.stop()
 
 
 # --------------------------------------------------------------------------- 1. OpenID Connect
@@ -254,15 +274,14 @@ def test_team_oidc_roles_and_annotator_identity(home, browser, monkeypatch, tmp_
 # --------------------------------------------------------------------------- 2. built-in accounts
 
 
-def test_team_builtin_accounts_viewer_lockout_invite_and_expiry(home, browser, monkeypatch):
+def test_team_builtin_accounts_viewer_lockout_invite_and_expiry(team_site, browser):
+    server, home = team_site, team_site.home
     store = open_store(home / "labeler.db")
-    load_demo_golden_set(store)
     for email, role in (("viewer@example.org", "viewer"), ("ann@example.org", "annotator"),
                         ("locked@example.org", "annotator")):
         store.accounts.add_user(email, role, password=PASSWORD)
     store.accounts.add_user("new@example.org", "annotator")
     n_judgments = len(store.judgments())
-    server = team_server(monkeypatch, home)
     page, invited = new_page(browser), new_page(browser)
 
     def journey() -> None:
@@ -301,7 +320,7 @@ def test_team_builtin_accounts_viewer_lockout_invite_and_expiry(home, browser, m
             wait_until(lambda f=failures: sql(home, "SELECT failures FROM login_failures WHERE email = ?",
                                               "locked@example.org") == [(f,)], f"{failures} failures recorded")
             visible(page.get_by_test_id("stAlertContentError").filter(has_text="wrong e-mail address or password"))
-        sql(home, "UPDATE login_failures SET locked_until = '2999-01-01T00:00:00Z'")
+        sql(home, "UPDATE login_failures SET locked_until = '2999-01-01T00:00:00Z' WHERE email = ?", "locked@example.org")
         sign_in_with_password(page, "locked@example.org")
         visible(page.get_by_test_id("stAlertContentError").filter(has_text="too many failed sign-ins"))
         expect_sign_in_form(page)
@@ -356,36 +375,41 @@ def test_team_builtin_accounts_viewer_lockout_invite_and_expiry(home, browser, m
         assert page.url.endswith("/golden_set")
         expect(page.get_by_text("Page not found")).to_have_count(0)
 
-    run_journey("team-builtin", server, [page, invited], journey)
+    try:
+        run_journey("team-builtin", server, [page, invited], journey, keep_server=True)
+    finally:
+        store.close()
 
 
 # --------------------------------------------------------------------------- 3. no tracebacks
 
 
 def admin_only(home: Path):
-    """A database whose one user is an admin with a password."""
+    """The store of `home`'s database, whose admin@example.org is an admin with a password."""
     store = open_store(home / "labeler.db")
-    store.accounts.add_user("admin@example.org", "admin", password=PASSWORD)
+    if store.accounts.get_user("admin@example.org") is None:  # the module's server: another test may have added her
+        store.accounts.add_user("admin@example.org", "admin", password=PASSWORD)
     return store
 
 
-def open_and_sign_in_as_admin(page, server: AppServer) -> None:
-    page.goto(server.url)
+def open_and_sign_in_as_admin(page, server: AppServer, path: str = "/") -> None:
+    page.goto(server.url + path)
     wait_ready(page)
     sign_in_with_password(page, "admin@example.org")
 
 
-def test_team_unexpected_page_error_shows_an_id_not_a_traceback(home, browser, monkeypatch):
-    admin_only(home)
-    server = team_server(monkeypatch, home)
+def test_team_unexpected_page_error_shows_an_id_not_a_traceback(team_site, browser):
+    server, home = team_site, team_site.home
+    store = admin_only(home)
+    store.ensure_collection("damaged")  # the damage stays in a collection of its own
     page = new_page(browser)
 
     def journey() -> None:
-        open_and_sign_in_as_admin(page, server)
+        open_and_sign_in_as_admin(page, server, "/?set=damaged")
         expect_signed_in(page, "admin@example.org", "admin")
         wait_ready(page, timeout=FIRST_PAGE_MS)
         # A saved run whose summary JSON is cut off (a damaged row): reading it raises ValueError.
-        collection_id = sql(home, "SELECT id FROM collections")[0][0]
+        collection_id = sql(home, "SELECT id FROM collections WHERE name = 'damaged'")[0][0]
         sql(home, "INSERT INTO runs (collection_id, config, config_hash, golden_hash, corpus_fingerprint, summary,"
                   " per_query, created_at, name, created_by) VALUES (?, '{}', 'c', 'g', '', '{\"ndcg@10\": 0.', '{}',"
                   " '2026-01-01T00:00:00Z', 'damaged', 'test')", collection_id)
@@ -401,13 +425,17 @@ def test_team_unexpected_page_error_shows_an_id_not_a_traceback(home, browser, m
         sidebar_go(page, "Golden set")  # the app goes on working
         visible(page.get_by_role("heading", name="Download"))
 
-    run_journey("team-error", server, [page], journey)
+    try:
+        run_journey("team-error", server, [page], journey, keep_server=True)
+    finally:
+        store.close()
 
 
-def test_team_unexpected_sign_in_error_shows_an_id_not_a_traceback(home, browser, monkeypatch):
-    admin_only(home).accounts.set_setting("session_hours", 12)
+def test_team_unexpected_sign_in_error_shows_an_id_not_a_traceback(team_site, browser):
+    server, home = team_site, team_site.home
+    store = admin_only(home)
+    store.accounts.set_setting("session_hours", 12)
     sql(home, "UPDATE team_settings SET value = '{\"hours\": 1' WHERE key = 'session_hours'")  # a damaged row
-    server = team_server(monkeypatch, home)
     page = new_page(browser)
 
     def journey() -> None:
@@ -419,4 +447,8 @@ def test_team_unexpected_sign_in_error_shows_an_id_not_a_traceback(home, browser
         expect(page.get_by_test_id("stException")).to_have_count(0)
         visible(page.get_by_text("Something went wrong on our side"), 5000)
 
-    run_journey("team-sign-in-error", server, [page], journey)
+    try:
+        run_journey("team-sign-in-error", server, [page], journey, keep_server=True)
+    finally:  # the module's server signs everyone in with this setting: repaired whatever happened
+        store.accounts.set_setting("session_hours", 12)
+        store.close()

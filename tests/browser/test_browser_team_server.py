@@ -5,7 +5,9 @@
 2. A signed-in tab does not outlive its sign-in: the Label page's judging area is
 a fragment, whose reruns skip the entry script and its sign-in check, so pages/_common.guarded checks
 the session again there. A user demoted or disabled while their tab is open (either ends their
-sessions) gets the sign-in form at their next keystroke in that area, not only at their next grade."""
+sessions) gets the sign-in form at their next keystroke in that area, not only at their next grade.
+
+Both run on one module server (test_browser_team's `team_site`: the demo golden set, users of each test's own)."""
 from __future__ import annotations
 
 import pytest
@@ -13,8 +15,8 @@ from browser_support import sample_embeddings, screenshot, wait_ready  # noqa: F
 from playwright.sync_api import expect
 from labeler_storage import open_store
 from test_browser_team import (FIRST_PAGE_MS, PASSWORD, browser, card, expect_sign_in_form,  # noqa: F401 - fixtures
-                               expect_signed_in, home, load_demo_golden_set, new_page, run_journey, sidebar_go,
-                               sign_in_with_password, team_server, visible)
+                               expect_signed_in, new_page, run_journey, sidebar_go, sign_in_with_password, team_site,
+                               visible)
 
 pytestmark = pytest.mark.browser
 
@@ -33,11 +35,10 @@ def _open_signed_in(page, url: str, email: str, role: str) -> None:
     expect_signed_in(page, email, role)
 
 
-def test_fragment_reruns_recheck_the_session(home, browser, monkeypatch):
-    store = open_store(home / "labeler.db")
-    load_demo_golden_set(store)
+def test_fragment_reruns_recheck_the_session(team_site, browser):
+    server = team_site
+    store = open_store(server.home / "labeler.db")
     store.accounts.add_user("ann@example.org", "annotator", password=PASSWORD)
-    server = team_server(monkeypatch, home)
     page = new_page(browser)
 
     def journey() -> None:
@@ -64,18 +65,18 @@ def test_fragment_reruns_recheck_the_session(home, browser, monkeypatch):
         expect(card(page, "hit-0")).to_have_count(0)
         screenshot(page, "team-disabled-in-fragment", full_page=False)
 
-    run_journey("team-recheck", server, [page], journey)
-    page.context.close()
-    server.stop()
-    store.close()
+    try:
+        run_journey("team-recheck", server, [page], journey, keep_server=True)
+    finally:
+        store.close()
 
 
-def test_an_admins_upload_passes_the_team_servers_gate(home, browser, monkeypatch, tmp_path):
-    store = open_store(home / "labeler.db")
+def test_an_admins_upload_passes_the_team_servers_gate(team_site, browser, tmp_path):
+    server = team_site
+    store = open_store(server.home / "labeler.db")
     store.accounts.add_user("boss@example.org", "admin", password=PASSWORD)
     golden = tmp_path / "golden.jsonl"
     golden.write_text('{"query_id": "up-1", "question": "How many vacation days?", "relevance": {"leave-001": 2}}\n')
-    server = team_server(monkeypatch, home)
     page = new_page(browser)
 
     def journey() -> None:
@@ -86,7 +87,7 @@ def test_an_admins_upload_passes_the_team_servers_gate(home, browser, monkeypatc
         visible(page.get_by_text("Imported 1 questions"))
         assert store.get_question("up-1") is not None
 
-    run_journey("team-upload", server, [page], journey)
-    page.context.close()
-    server.stop()
-    store.close()
+    try:
+        run_journey("team-upload", server, [page], journey, keep_server=True)
+    finally:
+        store.close()

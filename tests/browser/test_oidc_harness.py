@@ -16,7 +16,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from browser_support import AppServer, free_port, launch_chromium, screenshot, wait_ready
+from browser_support import AppServer, browser, free_port, screenshot, wait_ready  # noqa: F401 - browser: a fixture
 from oidc_support import (AUTHORIZE_PATH, OidcProvider, auth_secrets_toml, oidc_provider, oidc_sign_in, oidc_sign_out,
                           write_auth_secrets)
 from playwright.sync_api import expect
@@ -77,14 +77,13 @@ def test_auth_secrets_toml_holds_what_streamlit_validates(tmp_path):
 
 @pytest.mark.browser
 @pytest.mark.parametrize("provider_name", [None, "mock"], ids=["default-provider", "named-provider"])
-def test_sign_in_and_out_through_the_mock_provider(provider, provider_name, playwright, tmp_path):
+def test_sign_in_and_out_through_the_mock_provider(provider, provider_name, browser, tmp_path):
     script = tmp_path / "toy_app.py"
     script.write_text(TOY_APP, encoding="utf-8")
     secrets_file = write_auth_secrets(tmp_path / "secrets" / "secrets.toml", provider,
                                       provider_name=provider_name)
     server = ToyServer(script, env={"STREAMLIT_SECRETS_FILES": str(secrets_file),
                                     "TOY_PROVIDER": provider_name or ""})
-    browser = launch_chromium(playwright)
     context = browser.new_context(viewport={"width": 1100, "height": 700})
     page = context.new_page()
     page.set_default_timeout(STEP_MS)
@@ -127,5 +126,4 @@ def test_sign_in_and_out_through_the_mock_provider(provider, provider_name, play
         raise
     finally:
         context.close()
-        browser.close()
         server.stop()
