@@ -12,9 +12,11 @@ Poisson with that sum as its mean (the Poisson is wider than the exact Poisson-b
 over bootstrap refits of the curve, so the curve's own uncertainty widens the bound.
 
 The claim "<= 1 left (95%)" is made when that bound at 99% (`CLAIM_CONFIDENCE`) says at most one:
-at 95% it was over-confident on generated questions that meet the assumption exactly (of those it
-called done, 12 of 15 had at most one left, at 99% 9 of 10; tests/core/test_judging_calibrated.py), because a
-question is called done just when its few calibration pairs happen to draw a steep curve.
+at 95% it was over-confident on generated questions whose relevance follows a logistic curve of the
+score exactly (of those it called done, 12 of 15 had at most one left; at 99%, 9 of 10), because a
+question is called done just when its few calibration pairs happen to draw a steep curve. With fewer
+than `MIN_RELEVANT` (3) relevant grades among the pairs it bounds nothing: on CISI, 20 judgments and a
+sample of 20 without a relevant one drew a curve that called 3 questions done, all wrongly.
 
 Assumption (README says it plainly): given its score, a document's relevance does not depend on
 whether it was judged, and the logistic curve fits that dependence; a relevant document the model
@@ -32,6 +34,7 @@ import numpy as np
 if TYPE_CHECKING:
     from labeler.judging.active import ActiveOrder
 
+MIN_RELEVANT = 3  # relevant documents among the calibration pairs before the curve bounds anything
 CLAIM_CONFIDENCE = 0.99  # "<= 1 left (95%)" is said when this bound says it (see the module docstring)
 BOOTSTRAP = 200  # refits of the curve on resampled calibration pairs
 L2 = 0.1  # ridge on the standardized slope and the intercept: a separable sample still has a finite fit
@@ -105,6 +108,8 @@ def calibrated_remaining(unjudged_scores: Sequence[float], held_out_scores: Sequ
         return ModelEstimate(0, len(s), 0.0, 0, confidence)
     if not len(s):
         return ModelEstimate(len(u), 0, float("nan"), len(u), confidence)
+    if y.sum() < MIN_RELEVANT:  # too few relevant grades to draw a curve: no bound beyond the corpus
+        return ModelEstimate(len(u), len(s), float("nan"), len(u), confidence)
     a, b = platt_fit(s, y)
     expected = float(sigmoid(a * u + b).sum())
     rng = np.random.default_rng(seed)

@@ -55,17 +55,17 @@ def test_calibrated_is_not_done_when_the_sample_finds_relevant_documents_the_mod
 
 
 def test_calibrated_done_claims_hold_on_generated_questions():
-    """Relevance drawn from a logistic curve of the score (what the method assumes); the top 40 and
-    a random 20 judged, scores seen with noise as a refitted model sees them: of the questions it
-    calls done at the claim's confidence, at least 90% truly have at most one relevant document left
-    (at 95% it is 12 of 15: why the claim is made at 99%)."""
+    """About six relevant documents a question, scored N(3, 1) against the rest's N(-2, 1); the top 30
+    and a random 20 judged, their held-out scores seen with noise: of the questions it calls done at
+    the claim's confidence, at least 90% truly have at most one relevant document left."""
     rng = np.random.default_rng(7)
     done = held = 0
-    for _ in range(60):
-        s = rng.standard_normal(1400) * 1.5
-        relevant = rng.random(len(s)) < sigmoid(2.0 * s - 10.0)
+    for _ in range(40):
+        r = rng.poisson(6)
+        s = np.concatenate([rng.normal(3, 1, r), rng.normal(-2, 1, 1400 - r)])
+        relevant = np.arange(len(s)) < r
         order = np.argsort(-s)
-        judged = np.concatenate([order[:40], rng.choice(order[40:], 20, replace=False)])
+        judged = np.concatenate([order[:30], rng.choice(order[30:], 20, replace=False)])
         rest = np.ones(len(s), dtype=bool)
         rest[judged] = False
         est = calibrated_remaining(s[rest], s[judged] + rng.normal(0, 0.3, len(judged)),
@@ -75,3 +75,9 @@ def test_calibrated_done_claims_hold_on_generated_questions():
             done += 1
             held += relevant[rest].sum() <= 1
     assert done >= 3 and held / done >= 0.9, (done, held)
+
+
+def test_calibrated_bounds_nothing_with_too_few_relevant_grades():
+    # Nothing relevant among 40 judged: a curve fitted to all-zero labels would call the rest empty.
+    est = calibrated_remaining(np.linspace(-3, 0, 1400), np.linspace(-1, 2, 40), [0] * 40)
+    assert not est.done and est.upper == 1400
