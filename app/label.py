@@ -291,15 +291,19 @@ def grade(store: Store, actor: Actor, query_id: str, doc_id: str, grade: int | N
         store.record_suggestion_seen(query_id, doc_id, actor.name, shown.grade if shown.suggestions else grade)
 
 
-def next_for_me(store: Store, actor: Actor, give_back: str | None = None) -> str | None:
+def next_for_me(store: Store, actor: Actor, give_back: str | None = None, doc_ids: Sequence[str] = ()) -> str | None:
     """Claim the question the actor should judge next from the shared queue (labeler_storage.work_queue):
     its query id, or None when no question wants another judge. With `give_back`, first release
     their claim on a question they will not judge (too hard, not their field), which this pick
-    then passes over."""
+    then passes over. With the corpus's `doc_ids`, questions some annotator's stopping estimate calls
+    likely complete (labeler_app.judging_order) come only after every other open question."""
     actor.require(Can.GRADE)
+    from labeler_app.judging_order import likely_complete  # it builds on this module
     from labeler_app.queue_order import priorities  # the team's queue order (it reads machine grades)
 
-    return store.next_question(actor.name, give_back=give_back, first=priorities(store))
+    last = [s.question.query_id for s in store.list_questions() if s.judgments and likely_complete(s, doc_ids)] \
+        if doc_ids else []
+    return store.next_question(actor.name, give_back=give_back, first=priorities(store), last=last)
 
 
 def claim_note(store: Store, actor: Actor, query_id: str) -> str | None:

@@ -58,7 +58,8 @@ def _move_question(step: int) -> None:
 
 
 def _next_for_me(given_back: str | None = None) -> None:
-    qid = act(lb.next_for_me, s, me, given_back)  # act: True when no question wants a judge, False after an error
+    doc_ids = [d.doc_id for d in corp.documents] if corp else ()  # likely complete questions come last
+    qid = act(lb.next_for_me, s, me, given_back, doc_ids)  # act: True when no question wants a judge, False after an error
     gave = f"Gave {inert(given_back)} back to the queue" if given_back else ""
     if isinstance(qid, str):
         st.session_state.update({Keys.QUESTION: qid, Keys.FOCUS: 0})

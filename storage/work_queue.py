@@ -17,7 +17,7 @@ milliseconds and the second sees the first's claim; none takes a seat that is go
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -78,7 +78,7 @@ def seats_by_query(conn: Connection, collection: str, *, now: datetime) -> dict[
 
 def next_question(conn: Connection, collection: str, annotator: str, *, overlap: int, now: datetime,
                   lease: timedelta, give_back: str | None = None,
-                  first: Mapping[str, float] | None = None) -> str | None:
+                  first: Mapping[str, float] | None = None, last: Collection[str] = ()) -> str | None:
     """Claim the next question for `annotator` (or renew the claim they hold on one they have not
     judged yet); its query_id, or None when no question wants them. With `give_back`, first release
     their claim on that question and record that they declined it: this pick passes it over, and later
@@ -121,7 +121,10 @@ def next_question(conn: Connection, collection: str, annotator: str, *, overlap:
                                     .where(q.c.collection_id == row.id, S.declines.c.annotator == annotator)).scalars())
         rank = {qid: i for i, qid in enumerate(order)}
         priority = {qid: (first or {}).get(ids[qid], 0.0) for qid in open_}
-        pick = min(open_, key=lambda qid: (qid in declined, -priority[qid], -len(taken.get(qid, ())), rank[qid]))
+        later = set(conn.execute(sa.select(q.c.id).where(q.c.collection_id == row.id,
+                                                         q.c.query_id.in_(list(last)))).scalars()) if last else set()
+        pick = min(open_, key=lambda qid: (qid in declined, qid in later, -priority[qid], -len(taken.get(qid, ())),
+                                           rank[qid]))
     stmt = S.dialect_insert(conn.dialect.name)(c).values(question_id=pick, annotator=annotator, claimed_at=at,
                                                          expires_at=iso(now + lease))
     conn.execute(stmt.on_conflict_do_update(index_elements=[c.c.question_id, c.c.annotator],

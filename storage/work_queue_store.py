@@ -2,7 +2,7 @@
 transaction. A base of `Store`, which holds the database (`_db`) and the clock."""
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -21,15 +21,16 @@ class WorkQueueStore:
 
     def next_question(self, annotator: str, *, collection: str = DEFAULT_COLLECTION,
                       lease_minutes: float = LEASE_MINUTES, give_back: str | None = None,
-                      first: Mapping[str, float] | None = None) -> str | None:
+                      first: Mapping[str, float] | None = None, last: Collection[str] = ()) -> str | None:
         """Claim (lease_minutes) the question `annotator` should judge next: one still wanting judges (team
         setting `overlap`) that they have not judged, closest to done first; None when none is left.
         `give_back`: release their claim on that question first, and pass it over. `first`: query_id ->
-        priority, the highest first (labeler_app.queue_order)."""
+        priority, the highest first (labeler_app.queue_order). `last`: query ids (likely complete) offered
+        only when no other question wants them."""
         with self._db.write() as conn:
             return work_queue.next_question(conn, collection, annotator, overlap=int(read_settings(conn)["overlap"]),
                                             now=self.clock(), lease=timedelta(minutes=lease_minutes),
-                                            give_back=give_back, first=first)
+                                            give_back=give_back, first=first, last=last)
 
     def claim_expiry(self, query_id: str, annotator: str, *, collection: str = DEFAULT_COLLECTION) -> str | None:
         """When `annotator`'s live claim on the question ends (ISO UTC); None when they hold none."""

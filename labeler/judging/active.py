@@ -69,6 +69,10 @@ class ActiveOrder:
         if not any(g >= self.min_grade for d, g in judged.items() if d in self._position):
             prior = self.features.prior_scores()  # no relevant grade yet: the retrievers' order
             return prior if positions is None else prior[positions]
+        return self.fitted_scores(judged, positions)
+
+    def fitted_scores(self, judged: Mapping[str, int], positions: np.ndarray | None = None) -> np.ndarray:
+        """The fitted model's scores, even with no relevant grade yet (the question is the one positive)."""
         with one_blas_thread():  # every product below is small: one thread beats waiting for a second core
             return self._fitted_scores(judged, positions)
 

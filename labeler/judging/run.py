@@ -29,19 +29,29 @@ def strategy_for(col: SimulationCollection, strategy: str, *, budget: int | None
 
 def stopping_summary(results: Mapping[str, QuestionRun], qrels: Mapping[str, Mapping[str, int]],
                      min_grade: int = 1) -> dict:
-    """How honest the estimates were: the true number left when each was made, against its bound."""
-    made = done = covered = done_true = 0
+    """How honest the estimates were: the true number left when each was made, against its bound, and
+    of the questions where one said "<= 1 left (95%)", how many really had at most one left."""
+    made = covered = model_made = model_covered = done = done_true = 0
+    done_by_model = 0
     for qid, run in results.items():
-        if run.estimate is None:
-            continue
         relevant = {d for d, g in qrels.get(qid, {}).items() if g >= min_grade}
-        left = len(relevant - set(run.judged[:run.estimate_at]))
-        made += 1
-        covered += left <= run.estimate.upper
-        if run.estimate.done:
+
+        def left(at: int) -> int:
+            return len(relevant - set(run.judged[:at]))
+
+        if run.estimate is not None:
+            made += 1
+            covered += left(run.estimate_at) <= run.estimate.upper
+        if run.model_estimate is not None:
+            model_made += 1
+            model_covered += left(run.model_estimate_at) <= run.model_estimate.upper
+        if run.stopped_at is not None:
             done += 1
-            done_true += left <= 1
-    return {"estimated": made, "bound_held": covered, "done": done, "done_and_at_most_one_left": done_true}
+            done_by_model += not run.estimate.done
+            done_true += left(run.stopped_at) <= 1
+    return {"estimated": made, "bound_held": covered, "model_estimated": model_made,
+            "model_bound_held": model_covered, "done": done, "done_by_model_only": done_by_model,
+            "done_and_at_most_one_left": done_true}
 
 
 def simulate_collection(folder: str | Path, strategy: str, *, budget: int | None = None, stop_sample: int = 20,

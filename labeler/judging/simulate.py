@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from labeler.judging.active import ActiveOrder
+from labeler.judging.calibrated import ModelEstimate, model_remaining
 from labeler.judging.stopping import RemainingEstimate, StoppingRule, draw_sample, estimate_remaining
 
 STRATEGIES = ("pool", "active")
@@ -41,12 +42,16 @@ class QuestionRun:
     sample: list[str] = field(default_factory=list)
     estimate: RemainingEstimate | None = None
     estimate_at: int | None = None
+    model_estimate: ModelEstimate | None = None  # the calibrated model's, made last at `model_estimate_at`
+    model_estimate_at: int | None = None
 
     def to_dict(self) -> dict:
         """The `questions` entry of the simulator's JSON."""
         out: dict = {"judged": self.judged, "stopped_at": self.stopped_at}
         if self.estimate is not None:
             out.update(sample=self.sample, estimate_at=self.estimate_at, estimate=self.estimate.to_dict())
+        if self.model_estimate is not None:
+            out.update(model_estimate_at=self.model_estimate_at, model_estimate=self.model_estimate.to_dict())
         return out
 
 
@@ -63,23 +68,30 @@ def run_active(model: ActiveOrder, oracle: Oracle, budget: int, *, rule: Stoppin
                seed: str = "", min_grade: int = 1) -> QuestionRun:
     """Judge what `model` ranks first, refitted after every grade, until `budget` judgments or the rule stops.
 
-    At the rule's knee a random sample of the unjudged remainder is judged (once); if its bound says
-    at most one relevant document is left, judging stops there.
+    At the rule's first knee a random sample of the unjudged remainder is judged (once) and both
+    estimates are made: the sample's hypergeometric bound and the calibrated model's
+    (`labeler.judging.calibrated`); the model's is made again at every later knee (`patience`
+    judgments after the last one and after the last relevant). Judging stops when either says at
+    most one relevant document is left.
     """
     run = QuestionRun()
     flags: list[bool] = []
     while len(run.judged) < budget:
-        if rule is not None and run.estimate is None and rule.sample_size and rule.knee(flags):
-            unjudged = [d for d in model.features.doc_ids if d not in oracle.asked]
-            size = min(rule.sample_size, budget - len(run.judged))
-            run.sample = draw_sample(unjudged, size, seed=f"{seed}\x1fsample")
-            grades = [oracle.grade(d) for d in run.sample]
-            run.judged.extend(run.sample)
-            flags.extend(g >= min_grade for g in grades)
-            run.estimate = estimate_remaining(len(unjudged), grades, min_grade=min_grade,
-                                              confidence=rule.confidence)
-            run.estimate_at = len(run.judged)
-            if run.estimate.done:
+        if rule is not None and rule.sample_size and rule.knee(flags) and (
+                run.model_estimate_at is None or len(run.judged) - run.model_estimate_at >= rule.patience):
+            if run.estimate is None:
+                unjudged = [d for d in model.features.doc_ids if d not in oracle.asked]
+                size = min(rule.sample_size, budget - len(run.judged))
+                run.sample = draw_sample(unjudged, size, seed=f"{seed}\x1fsample")
+                grades = [oracle.grade(d) for d in run.sample]
+                run.judged.extend(run.sample)
+                flags.extend(g >= min_grade for g in grades)
+                run.estimate = estimate_remaining(len(unjudged), grades, min_grade=min_grade,
+                                                  confidence=rule.confidence)
+                run.estimate_at = len(run.judged)
+            run.model_estimate = model_remaining(model, oracle.asked)
+            run.model_estimate_at = len(run.judged)
+            if run.estimate.done or run.model_estimate.done:
                 run.stopped_at = len(run.judged)
                 break
             continue

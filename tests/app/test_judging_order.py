@@ -209,3 +209,24 @@ def test_judging_order_counts_the_scored_questions_resting_on_incomplete_judging
     assert jo.incomplete_judging(statuses, ids, [done, imported, half]) == 2
     assert jo.incomplete_judging(statuses, ids, [done]) == 0 and jo.incomplete_note(0, 1) == ""
     assert jo.incomplete_note(2, 3).startswith("2 of 3 scored questions rest on incomplete judging")
+
+
+def test_judging_order_queue_offers_likely_complete_questions_last(tmp_path):
+    from labeler_app.access import Actor, Role
+    from labeler_app.label import next_for_me
+
+    store = open_store(tmp_path / "labeler.db")
+    store.accounts.set_setting("overlap", 2)
+    ids = [f"d{i:02d}" for i in range(25)]
+    done, other = (store.add_question(f"Question {n}?", author="asha").query_id for n in range(2))
+    grade_all(store, done, [("d00", 2)] + [(d, 0) for d in ids[1:11]])
+    grade_all(store, done, [(d, 0) for d in jo.stopping(store.question_status(done), "asha", ids).sample])
+    assert jo.likely_complete(store.question_status(done), ids)
+    bob = Actor("bob", Role.ANNOTATOR)
+    # Without the corpus the queue sends bob to the question closest to full: asha's, likely complete.
+    assert next_for_me(store, bob) == done
+    store.release_claim(done, "bob")
+    assert next_for_me(store, bob, doc_ids=ids) == other  # the likely complete one waits until nothing else does
+    grade_all(store, other, [("d01", 1)])
+    store.set_judgment(other, "d01", 1, annotator="bob")
+    assert next_for_me(store, bob, doc_ids=ids) == done  # still offered, last: overlap wants a second judge
