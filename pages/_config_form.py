@@ -5,7 +5,7 @@ from typing import Any
 
 import streamlit as st
 
-from labeler.config import CHUNK_UNITS, CHUNKINGS, INDEX_TYPES, RETRIEVERS, RunConfig
+from labeler.config import CHUNK_UNITS, CHUNKINGS, INDEX_TYPES, MODES, RunConfig
 from labeler.corpus import Corpus
 
 
@@ -15,10 +15,10 @@ def config_form(corp: Corpus) -> tuple[dict[str, Any], str, str] | None:
     with st.form("run-config"):
         st.markdown("**Run config**")
         r1, r2, r3, r4, r5 = st.columns([2, 3, 2, 2, 2])
-        values: dict[str, Any] = {"retriever": r1.selectbox("Retriever", RETRIEVERS, key="cfg_retriever")}
+        values: dict[str, Any] = {"mode": r1.selectbox("Retrieval mode", MODES, key="cfg_mode")}
         values["model"] = r2.text_input("Embedding model", default.model, key="cfg_model",
                                         help="The packaged MiniLM, a local sentence-transformers folder, or a hub name.").strip()
-        values["k"] = int(r3.number_input("k (documents retrieved)", 1, 1000, default.k, key="cfg_k"))
+        values["k"] = int(r3.number_input("Depth k (documents retrieved)", 1, 1000, default.k, key="cfg_k"))
         threshold = r4.text_input("Abstention threshold", "", key="cfg_threshold", placeholder="none",
                                   help="Return nothing when the top score is below this; the sweep below helps choose it.")
         name = r5.text_input("Run name", "", key="cfg_name", placeholder="optional")

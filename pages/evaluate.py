@@ -59,7 +59,7 @@ if st.session_state.get(Keys.EVAL_RUN) not in ids:
 results_heading()
 v1, v2 = st.columns([3, 1])
 run_id = v1.selectbox("Run", ids, key=Keys.EVAL_RUN, format_func=labels.get)
-cutoff = v2.selectbox("Cutoff k", ev.CUTOFFS, index=ev.CUTOFFS.index(ev.DEFAULT_CUTOFF), key="eval_cutoff")
+cutoff = v2.selectbox("Cutoff", ev.CUTOFFS, index=ev.CUTOFFS.index(ev.DEFAULT_CUTOFF), key="eval_cutoff")
 just = st.session_state.pop(Keys.JUST_RUN, None)  # computed on this rerun: shown as is, not read back
 view = just if just is not None and just.record.run_id == run_id else guard(ev.load_run, s, run_id)
 report = view.report

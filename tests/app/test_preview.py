@@ -116,7 +116,7 @@ def test_preview_golden_set_equals_an_evaluate_run_of_the_same_retriever(tmp_pat
     corpus = load_corpus(SAMPLE_CORPUS)
     store = open_store(f"sqlite:///{tmp_path / 'labeler.db'}")
     import_demo(store)
-    config = RunConfig(retriever="bm25")
+    config = RunConfig(mode="bm25")
     retriever = Retriever(corpus, config.build()).prepare("bm25")
     asked = []
     previews = golden_preview(store, lambda q: asked.append(q) or pool_candidates(retriever, q, k_dense=0), ("bm25",))

@@ -24,7 +24,7 @@ from labeler.retrieval import open_retriever
 from labeler_storage import open_store
 
 ASHA = local_actor("asha")
-BM25 = RunConfig(retriever="bm25")
+BM25 = RunConfig(mode="bm25")
 EDITED, DELETED = "leave-001", "leave-002"  # both graded 3 by asha below
 
 

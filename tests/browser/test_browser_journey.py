@@ -211,7 +211,7 @@ def test_browser_journey(app, page):
     screenshot(page, "evaluate")
 
     # A second config (BM25), then the comparison.
-    choose(page, "Retriever", "bm25")
+    choose(page, "Retrieval mode", "bm25")
     page.get_by_role("button", name="Run evaluation").click()
     expect_visible(page.get_by_text(re.compile(r"Run #2 saved")))
     sidebar_go(page, "Compare runs")
@@ -314,7 +314,7 @@ def test_browser_demo_golden_set_keyboard_and_readme_screenshots(app, tmp_path_f
         sidebar_go(page, "Evaluate")
         page.get_by_role("button", name="Run evaluation").click()
         expect_visible(page.get_by_text(re.compile(r"Run #1 saved")))
-        choose(page, "Retriever", "hybrid")
+        choose(page, "Retrieval mode", "hybrid")
         page.get_by_role("button", name="Run evaluation").click()
         expect_visible(page.get_by_text(re.compile(r"Run #2 saved")))
         wait_ready(page)

@@ -72,7 +72,7 @@ def test_evaluate_second_run_is_compared_per_metric_and_per_question(app_home):
     at = open_app(PAGE)
     at.button(key=RUN).click().run()
     assert any("two saved runs" in m for m in texts(open_app(COMPARE).info))
-    at.selectbox(key="cfg_retriever").set_value("bm25")
+    at.selectbox(key="cfg_mode").set_value("bm25")
     at.button(key=RUN).click().run()
     assert not at.exception, at.exception
     history = next(df.value for df in at.dataframe if "config" in df.value.columns and "run" in df.value.columns)
@@ -80,7 +80,7 @@ def test_evaluate_second_run_is_compared_per_metric_and_per_question(app_home):
     at = open_app(COMPARE)
     assert not at.exception, at.exception
     captions = texts(at.caption)
-    assert any("retriever: 'dense' → 'bm25'" in c for c in captions)
+    assert any("mode: 'dense' → 'bm25'" in c for c in captions)
     frames = {tuple(df.value.columns): df.value for df in at.dataframe}
     compare = next(v for k, v in frames.items() if "p_value" in k)
     assert list(compare["metric"]) == ["recall@10", "precision@10", "mrr@10", "ndcg@10"]
@@ -217,7 +217,7 @@ def _scripts(at) -> list[str]:
 def test_evaluate_results_say_once_what_they_rest_on_and_come_into_view_after_a_run(app_home):
     load_demo()
     at = open_app(PAGE)
-    at.selectbox(key="cfg_retriever").set_value("hybrid")
+    at.selectbox(key="cfg_mode").set_value("hybrid")
     at.text_input(key="cfg_threshold").input("0.03")
     at.button(key=RUN).click().run()
     assert not at.exception, at.exception
