@@ -37,7 +37,7 @@ class RunComparison:
 
 def compare_runs(store: Store, a_id: int, b_id: int, metrics: Sequence[str]) -> RunComparison:
     """Paired comparison of saved run B against baseline A on the questions both scored."""
-    a, b = store.load_run(a_id), store.load_run(b_id)
+    a, b = store.runs.load(a_id), store.runs.load(b_id)
     report_b = runs.report_of(b)
     comparison = compare_reports(runs.report_of(a), report_b, list(metrics))
     rows = tuple({"metric": m, "A": c.mean_a, "B": c.mean_b, "B - A": c.mean_difference, "ci95_low": c.ci95[0],

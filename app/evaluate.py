@@ -95,7 +95,7 @@ class RunView:
 
 def load_run(store: Store, run_id: int) -> RunView:
     """A saved run and the report it holds."""
-    record = store.load_run(run_id)
+    record = store.runs.load(run_id)
     return RunView(record, runs.report_of(record))
 
 

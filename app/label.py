@@ -178,7 +178,7 @@ def next_ungraded(views: Sequence[CandidateView], graded: str) -> int:
 
 def mine_done(index: Sequence[QuestionSummary], mine: Mapping[str, int]) -> list[str]:
     """The questions this annotator has finished: judged at least one document, or marked
-    unanswerable themselves (`mine`: Store.judged_by, where such a question counts 0 documents)."""
+    unanswerable themselves (`mine`: store.judgments.judged_by, where such a question counts 0 documents)."""
     return [s.query_id for s in index if s.query_id in mine]
 
 
@@ -190,7 +190,7 @@ def first_unfinished(index: Sequence[QuestionSummary], mine: Mapping[str, int]) 
 
 def label_progress(index: Sequence[QuestionSummary], views: Sequence[CandidateView],
                    mine: Mapping[str, int] | None = None) -> LabelProgress:
-    """Counts for the progress line of the Label page (`mine`: Store.judged_by for this annotator)."""
+    """Counts for the progress line of the Label page (`mine`: store.judgments.judged_by for this annotator)."""
     return LabelProgress(len(index), sum(1 for s in index if s.status.complete),
                          sum(1 for s in index if s.status == Status.UNANSWERABLE),
                          sum(1 for v in views if v.grade is not None), len(views),
@@ -266,7 +266,7 @@ def add_question(store: Store, corpus: Corpus, actor: Actor, text: str, query_ty
     actor.require(Can.WRITE_QUESTION)
     if not text.strip():
         raise InputError("the question is empty", hint="write the question first.")
-    q = store.add_question(text.strip(), query_type=(query_type or "").strip(), author=actor.name,
+    q = store.questions.add(text.strip(), query_type=(query_type or "").strip(), author=actor.name,
                            corpus_fingerprint=corpus.fingerprint)
     return q.query_id
 
@@ -278,9 +278,9 @@ def grade(store: Store, actor: Actor, query_id: str, doc_id: str, grade: int | N
     actor's claim on the question (storage does both in the grade's transaction)."""
     actor.require(Can.GRADE)
     if grade is None:
-        store.clear_judgment(query_id, doc_id, annotator=actor.name)
+        store.judgments.clear(query_id, doc_id, annotator=actor.name)
     else:
-        store.set_judgment(query_id, doc_id, grade, annotator=actor.name,
+        store.judgments.set(query_id, doc_id, grade, annotator=actor.name,
                            doc=corpus.get(doc_id) if corpus is not None else None)
 
 
@@ -290,12 +290,12 @@ def next_for_me(store: Store, actor: Actor, give_back: str | None = None) -> str
     their claim on a question they will not judge (too hard, not their field), which this pick
     then passes over."""
     actor.require(Can.GRADE)
-    return store.next_question(actor.name, give_back=give_back)
+    return store.queue.next(actor.name, give_back=give_back)
 
 
 def claim_note(store: Store, actor: Actor, query_id: str) -> str | None:
     """"Yours until 12:40 UTC …" when the actor holds a live claim on the question, else None."""
-    until = store.claim_expiry(query_id, actor.name) if actor.name else None
+    until = store.queue.claim_expiry(query_id, actor.name) if actor.name else None
     if until is None:
         return None
     return (f"You hold this question in the queue until {until[11:16]} UTC (each grade renews it), so no one else "
@@ -305,4 +305,4 @@ def claim_note(store: Store, actor: Actor, query_id: str) -> str | None:
 def set_unanswerable(store: Store, actor: Actor, query_id: str, value: bool) -> None:
     """Mark (or unmark) a question as having no answer in the corpus."""
     actor.require(Can.GRADE)
-    store.set_unanswerable(query_id, value, by=actor.name)
+    store.questions.set_unanswerable(query_id, value, by=actor.name)

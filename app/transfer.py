@@ -70,7 +70,7 @@ def _in(collection: str | None) -> dict[str, str]:
 def plan_golden_import(store: GoldenStore, golden: GoldenSet, *, collection: str | None = None) -> Any:
     """Which questions of a validated golden set are new, identical or conflicting in the collection
     (a labeler_storage.records.ImportPlan); writes nothing."""
-    return store.plan_import(golden, **_in(collection))
+    return store.golden.plan(golden, **_in(collection))
 
 
 def import_golden_set(store: GoldenStore, golden: GoldenSet, *, corpus: Corpus | None = None,
@@ -80,8 +80,8 @@ def import_golden_set(store: GoldenStore, golden: GoldenSet, *, corpus: Corpus |
     as the corpus the golden set is written against. `by`: who imports (kept with replaced grades).
     Conflicting questions are imported only as `on_conflict` says ("new", "skip" or "replace");
     without it they raise ImportConflictError and nothing is written."""
-    before = store.get_collection(**_in(collection))
-    summary = store.import_golden(golden, corpus_path=corpus_path, by=by, corpus=corpus, on_conflict=on_conflict,
+    before = store.collections.get(**_in(collection))
+    summary = store.golden.import_set(golden, corpus_path=corpus_path, by=by, corpus=corpus, on_conflict=on_conflict,
                                   **_in(collection))
     return Imported(summary, before.corpus_fingerprint if before is not None else None)
 
@@ -120,7 +120,7 @@ def golden_to_export(store: GoldenStore, *, collection: str | None = None,
     """The collection's golden set, consensus beside each annotator's grades (mark_stale: with each
     question's stale documents; with_machine: with its machine grades, under their own field); an
     InputError when it has no question."""
-    golden = store.export_golden(complete_only=complete_only, mark_stale=mark_stale, with_machine=with_machine,
+    golden = store.golden.export(complete_only=complete_only, mark_stale=mark_stale, with_machine=with_machine,
                                  **_in(collection))
     if not golden.queries:
         name = collection or getattr(store, "collection", DEFAULT_COLLECTION)

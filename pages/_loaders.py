@@ -5,7 +5,7 @@ The work (building retrievers, pooling candidates) is labeler_app.pooling's; thi
 are frozen, a Retriever is only read after it is built. The retriever is keyed on the corpus and
 the config's build part only (model, chunking, index): k, filters, fusion, reranker and the
 abstention threshold are per search. Lists that change with the database (saved runs) are
-cached on `Store.revision()`, which every write bumps, so a rerun that changed nothing reads
+cached on `store.collections.revision()`, which every write bumps, so a rerun that changed nothing reads
 one counter.
 """
 from __future__ import annotations

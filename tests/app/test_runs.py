@@ -31,7 +31,7 @@ def test_runs_report_round_trips_through_a_saved_run(db_url, report):
     with open_store(db_url) as store:  # a SQLite file and a PostgreSQL database: JSON text, exact floats
         saved = save_report(store, report, RunOrigin(config=RunConfig(abstain_threshold=0.5)), golden,
                             corpus_fingerprint="sha256:x", name="baseline")
-        again = report_of(store.load_run(saved.run_id))
+        again = report_of(store.runs.load(saved.run_id))
     assert again == report  # abstention, settings and question texts included
     assert again.abstention.at_threshold.unanswerable_abstained == 1.0  # q3's top 0.4 < 0.5
     assert again.questions["q3"] == "Pets at work?"

@@ -47,7 +47,7 @@ def deployment(request, sample_embeddings, monkeypatch):
         if team:
             for who in ("idle@example.org", "busy@example.org"):
                 store.accounts.add_user(who, "annotator", password=PASSWORD)
-        store.add_question("How many vacation days do new employees get?", query_id=QID)
+        store.questions.add("How many vacation days do new employees get?", query_id=QID)
     monkeypatch.setenv("LABELER_TEAM", "1" if team else "0")
     monkeypatch.delenv("STREAMLIT_SECRETS_FILES", raising=False)
     if team:
@@ -57,7 +57,7 @@ def deployment(request, sample_embeddings, monkeypatch):
 
 def saved(url: str, who: str) -> dict[str, int]:
     with open_store(url) as store:
-        return {j.doc_id: j.grade for j in store.judgments(query_id=QID, annotator=who)}
+        return {j.doc_id: j.grade for j in store.judgments.list(query_id=QID, annotator=who)}
 
 
 def sign_in(page, who: str) -> None:
@@ -143,7 +143,7 @@ def test_restart_grade_saved_or_named(deployment, sig, playwright):
         pending = [busy.click(1, 2)]  # and at once the server dies under it
         server.stop(sig)
         with open_store(url) as store:  # while it is down, the idle tab's annotator grades card 6 elsewhere
-            store.set_judgment(QID, written := doc_of(idle.page, 6), 0, annotator=idle.who)
+            store.judgments.set(QID, written := doc_of(idle.page, 6), 0, annotator=idle.who)
         server = AppServer(home, port=server.port)
         server.wait_healthy()
         busy.page.wait_for_selector(CONNECTED, timeout=STEP_MS)
