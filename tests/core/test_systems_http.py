@@ -277,7 +277,7 @@ score = "score"
     assert system_from_dict(from_toml.spec.to_dict()).spec == from_toml.spec  # the dict form round-trips
     broken = tmp_path / "broken.toml"
     broken.write_text('name = "x"\nurl = \n', encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"broken.toml: not valid TOML.*line 2"):
+    with pytest.raises(ConfigError, match=r"broken.toml:2: not valid TOML.*line 2"):
         load_system(broken)
 
 
