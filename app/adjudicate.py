@@ -83,8 +83,8 @@ def require_reader(store: Store, actor: Actor) -> None:
 def disputes(store: Store, actor: Actor, *, open_only: bool = False) -> list[Dispute]:
     """The queue: disputed documents (people's grades only), unresolved first, then the worst spread."""
     require_reader(store, actor)
-    final = store.adjudications()
-    people = people_ratings(store.ratings())
+    final = store.judgments.adjudications()
+    people = people_ratings(store.judgments.ratings())
     out = [Dispute(d.query_id, d.doc_id, d.grades, d.consensus, d.spread, d.splits_relevance,
                    final.get((d.query_id, d.doc_id)))
            for d in consensus(people).disagreements if is_disputed(d.grades)]
@@ -109,7 +109,7 @@ def adjudicate(store: Store, actor: Actor, query_id: str, doc_id: str, grade: in
         raise InputError(f"a final grade must be one of 0-3, got {grade!r}", hint="pick a grade from the list.")
     if grade is not None and not (note or "").strip():
         raise InputError("an adjudication needs a note", hint="say in a sentence why this grade is the right one.")
-    store.adjudicate(query_id, doc_id, grade, by=actor.name, note=note or "")
+    store.judgments.adjudicate(query_id, doc_id, grade, by=actor.name, note=note or "")
 
 
 def set_final_grade(store: Store, actor: Actor, query_id: str, doc_id: str, grade: int | None, note: str) -> None:
@@ -149,8 +149,8 @@ def agreement_view(store: Store, actor: Actor, *, n_resamples: int = 500, seed: 
     """Agreement of the people (the import excluded) before and after adjudication, with 95% bootstrap
     intervals over resampled questions (fixed seed)."""
     require_reader(store, actor)
-    ratings = store.ratings()
-    after = adjudicated_ratings(ratings, store.adjudications())
+    ratings = store.judgments.ratings()
+    after = adjudicated_ratings(ratings, store.judgments.adjudications())
     ratings, after = people_ratings(ratings), people_ratings(after)
     return AgreementView(bootstrap_agreement(ratings, n_resamples=n_resamples, seed=seed),
                          bootstrap_agreement(after, n_resamples=n_resamples, seed=seed))

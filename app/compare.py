@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from labeler.config import current_names
 from labeler.evaluation import compare_reports
 from labeler_app import runs
 from labeler_app.text import inert
@@ -36,7 +37,7 @@ class RunComparison:
 
 def compare_runs(store: Store, a_id: int, b_id: int, metrics: Sequence[str]) -> RunComparison:
     """Paired comparison of saved run B against baseline A on the questions both scored."""
-    a, b = store.load_run(a_id), store.load_run(b_id)
+    a, b = store.runs.load(a_id), store.runs.load(b_id)
     report_b = runs.report_of(b)
     comparison = compare_reports(runs.report_of(a), report_b, list(metrics))
     rows = tuple({"metric": m, "A": c.mean_a, "B": c.mean_b, "B - A": c.mean_difference, "ci95_low": c.ci95[0],
@@ -47,8 +48,9 @@ def compare_runs(store: Store, a_id: int, b_id: int, metrics: Sequence[str]) -> 
         moved = [{"query_id": q, "change": d[m], "question": report_b.questions.get(q, "")}
                  for q, d in comparison.per_query.items() if abs(d[m]) > 1e-12]
         changes[m] = tuple(sorted(moved, key=lambda r: (-abs(r["change"]), r["query_id"])))
-    diff = {k: (a.config.get(k), b.config.get(k)) for k in sorted(set(a.config) | set(b.config))
-            if a.config.get(k) != b.config.get(k)}
+    config_a, config_b = current_names(a.config), current_names(b.config)  # a run saved before a key's rename
+    diff = {k: (config_a.get(k), config_b.get(k)) for k in sorted(set(config_a) | set(config_b))
+            if config_a.get(k) != config_b.get(k)}
     return RunComparison(a.golden_hash == b.golden_hash, corpus_note(a, b), diff, rows, changes,
                          len(comparison.query_ids))
 

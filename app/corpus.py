@@ -73,7 +73,7 @@ def switch_preview(store: Store, path: str, corpus: Corpus) -> SwitchPreview:
     """How many judged documents of the golden set the corpus at `path` lacks."""
     ids = corpus.doc_ids()
     judged: dict[str, set[str]] = {}
-    for j in (store.judgments() if store.get_collection() is not None else ()):
+    for j in (store.judgments.list() if store.collections.get() is not None else ()):
         judged.setdefault(j.doc_id, set()).add(j.query_id)
     missing = [d for d in judged if d not in ids]
     return SwitchPreview(path, len(corpus), len(judged), len(missing),

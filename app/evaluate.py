@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from labeler.config import RunConfig, parse_filters
+from labeler.config import RunConfig, current_names, parse_filters
 from labeler.corpus import Corpus
 from labeler.evaluation import CI_RESAMPLES, EvalReport
 from labeler.evaluation.stale import stale_line
@@ -26,9 +26,9 @@ CUTOFFS = DEFAULT_CUTOFFS
 DEFAULT_CUTOFF = 10
 
 
-def headline_measures(k: int) -> list[str]:
-    """Recall@k, Precision@k, MRR@k and nDCG@k: the four the page leads with, at one cutoff."""
-    return [f"{m}@{k}" for m in HEADLINE]
+def headline_measures(cutoff: int) -> list[str]:
+    """Recall, Precision, MRR and nDCG at one cutoff (`recall@10`): the four the page leads with."""
+    return [f"{m}@{cutoff}" for m in HEADLINE]
 
 
 def config_from_form(values: Mapping[str, Any]) -> RunConfig:
@@ -95,28 +95,28 @@ class RunView:
 
 def load_run(store: Store, run_id: int) -> RunView:
     """A saved run and the report it holds."""
-    record = store.load_run(run_id)
+    record = store.runs.load(run_id)
     return RunView(record, runs.report_of(record))
 
 
-def metric_rows(report: EvalReport, k: int) -> list[dict[str, Any]]:
-    """Mean and 95% CI of Recall/Precision/MRR/nDCG at k (plus hit@k and condensed nDCG@k when
-    computed). judged@k is one figure per cutoff, shared by every row: `judged_line` says it once."""
+def metric_rows(report: EvalReport, cutoff: int) -> list[dict[str, Any]]:
+    """Mean and 95% CI of Recall/Precision/MRR/nDCG at the cutoff (plus hit and condensed nDCG there when
+    computed). judged@cutoff is one figure per cutoff, shared by every row: `judged_line` says it once."""
     rows = []
-    for name in [*headline_measures(k), f"hit@{k}", f"ndcg_condensed@{k}"]:
+    for name in [*headline_measures(cutoff), f"hit@{cutoff}", f"ndcg_condensed@{cutoff}"]:
         if name in report.metrics:
             lo, hi = report.ci95.get(name, (float("nan"), float("nan")))
             rows.append({"metric": name, "mean": report.metrics[name], "ci95_low": lo, "ci95_high": hi})
     return rows
 
 
-def judged_line(report: EvalReport, k: int) -> str:
-    """judged@k, once for the table at cutoff k: what share of the top k the numbers rest on."""
-    judged = report.metrics.get(f"judged@{k}")
+def judged_line(report: EvalReport, cutoff: int) -> str:
+    """judged@cutoff, once for the table at that cutoff: what share of the top documents the numbers rest on."""
+    judged = report.metrics.get(f"judged@{cutoff}")
     if judged is None:
         return ""
-    return (f"judged@{k} = {judged:.4f}: the share of this run's top {k} documents, over the scored questions, "
-            f"that has a judgment. It is one figure for cutoff {k}, behind every metric above; an unjudged "
+    return (f"judged@{cutoff} = {judged:.4f}: the share of this run's top {cutoff} documents, over the scored questions, "
+            f"that has a judgment. It is one figure for cutoff {cutoff}, behind every metric above; an unjudged "
             "document counts as not relevant.")
 
 
@@ -131,7 +131,8 @@ def ci_line(report: EvalReport) -> str:
 
 def score_scale_note(config: Mapping[str, Any]) -> str:
     """What the abstention threshold is a threshold on, when it is not a similarity ("" otherwise)."""
-    if config.get("retriever") != "hybrid" or config.get("reranker"):
+    config = current_names(config)  # a run saved before a key's rename
+    if config.get("mode") != "hybrid" or config.get("reranker"):
         return ""
     rrf_k = int(config.get("rrf_k") or 60)
     return (f"Hybrid retrieval: these scores are fused (RRF) ranks, Σ 1/({rrf_k} + rank) over the dense and BM25 "
@@ -139,23 +140,23 @@ def score_scale_note(config: Mapping[str, Any]) -> str:
             "high both lists ranked the top document, not how close it is to the question.")
 
 
-LOW_JUDGED = 0.5  # below this share of judged documents in the top k, the page warns
+LOW_JUDGED = 0.5  # below this share of judged documents above the cutoff, the page warns
 
 
-def coverage_warning(report: EvalReport, k: int, threshold: float = LOW_JUDGED) -> str:
-    """A warning when judged@k of the run is below `threshold` ("" otherwise), saying what it does."""
-    judged = report.metrics.get(f"judged@{k}")
+def coverage_warning(report: EvalReport, cutoff: int, threshold: float = LOW_JUDGED) -> str:
+    """A warning when judged@cutoff of the run is below `threshold` ("" otherwise), saying what it does."""
+    judged = report.metrics.get(f"judged@{cutoff}")
     if judged is None or judged >= threshold:
         return ""
-    return (f"judged@{k} is {judged:.2f}, below {threshold:.2f}: {1 - judged:.0%} of this run's top {k} documents "
+    return (f"judged@{cutoff} is {judged:.2f}, below {threshold:.2f}: {1 - judged:.0%} of this run's top {cutoff} documents "
             "were never judged, and an unjudged document counts as not relevant. Recall, precision and nDCG are "
-            f"lower bounds here; ndcg_condensed@{k} scores the judged documents only. Judge the holes to firm them up.")
+            f"lower bounds here; ndcg_condensed@{cutoff} scores the judged documents only. Judge the holes to firm them up.")
 
 
-def per_type_rows(report: EvalReport, k: int) -> list[dict[str, Any]]:
-    """One row per query type: question count and the headline metrics at k."""
+def per_type_rows(report: EvalReport, cutoff: int) -> list[dict[str, Any]]:
+    """One row per query type: question count and the headline metrics at the cutoff."""
     return [{"query_type": t, "questions": report.type_counts.get(t, 0),
-             **{m: values.get(m) for m in headline_measures(k)}}
+             **{m: values.get(m) for m in headline_measures(cutoff)}}
             for t, values in report.per_type.items()]
 
 

@@ -83,7 +83,7 @@ def _grades(by: dict[str, int]) -> str:
 
 def overview(store: Store, *, max_disagreements: int = 50) -> GoldenOverview:
     """The page's data from one read of the collection's questions and judgments."""
-    statuses = store.list_questions()
+    statuses = store.questions.list()
     ratings: dict[tuple[str, str], dict[str, int]] = {}
     rows, choices, edits, types, split, people_split = [], {}, {}, {}, [], 0
     for s in statuses:
@@ -116,7 +116,7 @@ def overview(store: Store, *, max_disagreements: int = 50) -> GoldenOverview:
     with_import = tuple({"query_id": q, "doc_id": d, "imported": _grades(imported_grades(ratings[q, d])),
                          "annotators": _grades(people[q, d]),
                          "consensus": qrels[q].get(d, "")} for q, d in differ[:max_disagreements])
-    golden = store.export_golden()
+    golden = store.golden.export()
     return GoldenOverview(tuple(rows), choices, edits, tuple(sorted(types, key=lambda t: (-types[t], t))),
                           golden_health(golden), disagreements, _agreement_line(ratings), tuple(split),
                           stale_line(store, golden),
@@ -155,7 +155,7 @@ def golden_downloads(store: Store, actor: Actor) -> dict[str, tuple[bytes, str, 
     if not sees_others(store, actor):
         raise AccessDenied("downloads are hidden from annotators while the team judges blind",
                            hint="an admin or a viewer can download the golden set.")
-    golden = store.export_golden()
+    golden = store.golden.export()
     out: dict[str, tuple[bytes, str, str] | str] = {}
     for name, fmt in FORMATS.items():
         try:
@@ -222,7 +222,7 @@ def require_question_owner(store: Store, actor: Actor, query_id: str) -> None:
     if actor.can(Can.EDIT_ANY_QUESTION):
         return
     actor.require(Can.EDIT_OWN_QUESTION)
-    status = store.question_status(query_id)
+    status = store.questions.status(query_id)
     if status is None:
         raise InputError(f"no question {query_id!r}", hint="pick one from the list.")
     if status.question.author != actor.name:
@@ -237,18 +237,18 @@ def require_question_owner(store: Store, actor: Actor, query_id: str) -> None:
 def edit_question(store: Store, actor: Actor, query_id: str, text: str, query_type: str, notes: str) -> str:
     """Save a question's text, type and notes (its judgments stay); what to tell the user."""
     require_question_owner(store, actor, query_id)
-    old = store.get_question(query_id)
+    old = store.questions.get(query_id)
     query_type = (query_type or "").strip()
     if old is not None and (old.question, old.query_type, old.notes) == (text, query_type, notes):
         return f"Nothing to save: {query_id} is unchanged."
-    store.edit_question(query_id, text=text, query_type=query_type, notes=notes, by=actor.name)
+    store.questions.edit(query_id, text=text, query_type=query_type, notes=notes, by=actor.name)
     return f"Saved {query_id}."
 
 
 def delete_question(store: Store, actor: Actor, query_id: str) -> None:
     """Delete a question and its judgments."""
     require_question_owner(store, actor, query_id)
-    store.delete_question(query_id)
+    store.questions.delete(query_id)
 
 
 def grade_history_rows(store: Store, query_id: str, actor: Actor | None = None) -> list[dict[str, Any]]:
@@ -257,11 +257,11 @@ def grade_history_rows(store: Store, query_id: str, actor: Actor | None = None) 
     mine_only = actor is not None and not sees_others(store, actor)
     return [{"doc_id": e.doc_id, "annotator": e.annotator, "grade": e.grade, "given": e.given_at,
              "replaced": e.replaced_at or "(current)", "by": e.replaced_by, "change": e.change, "note": e.note}
-            for e in store.grade_history(query_id) if not mine_only or e.annotator == actor.name]
+            for e in store.judgments.history(query_id) if not mine_only or e.annotator == actor.name]
 
 
 def progress_rows(store: Store, *, window_hours: float = 8) -> list[dict[str, Any]]:
     """Per annotator, for the Golden set page: questions judged, judgments, judgments per hour lately."""
     return [{"annotator": p.annotator, "questions judged": p.questions, "judgments": p.judgments,
              f"judgments / hour (last {window_hours:g} h)": round(p.per_hour, 1)}
-            for p in store.annotator_progress(window_hours=window_hours)]
+            for p in store.queue.progress(window_hours=window_hours)]

@@ -19,7 +19,7 @@ def counted_word(counted: bool) -> str:
 def source_rows(store: Store) -> list[dict[str, Any]]:
     """One row per source of the collection, oldest first (empty: no consensus-only file was imported)."""
     rows = []
-    for s in store.grade_sources():
+    for s in store.sources.list():
         last = s.changes[-1] if s.changes else None
         rows.append({"source": s.name, "file": s.file_name or "(not recorded)",
                      "imported": s.imported_at or "before sources were kept", "imported by": s.imported_by,
@@ -32,6 +32,6 @@ def set_source_counted(store: Store, actor: Actor, name: str, counted: bool) -> 
     """Count the source's grades in the consensus (where no person graded the document, never over a
     person's grade) or keep them apart; recorded with who and when. The line saying what changed."""
     actor.require(Can.COUNT_FILE_GRADES)
-    source = store.set_source_counted(name, counted, by=actor.name)
+    source = store.sources.set_counted(name, counted, by=actor.name)
     return (f"{source.name}: {counted_word(source.counted)}; {source.n_grades} grades on {source.n_questions} "
             "questions. Statuses, the export's relevance and every metric now follow.")

@@ -56,8 +56,8 @@ class Holes:
 
 def find_holes(store: RunStore, run_id: int, k: int = HOLE_DEPTH) -> Holes:
     """The run's top-k documents (as saved) that no one has judged on their question since."""
-    record = store.load_run(run_id)
-    judged = {s.question.query_id: {j.doc_id for j in s.judgments} for s in store.list_questions()}
+    record = store.runs.load(run_id)
+    judged = {s.question.query_id: {j.doc_id for j in s.judgments} for s in store.questions.list()}
     holes: dict[str, tuple[tuple[str, int], ...]] = {}
     for query_id, row in record.per_query.items():
         if query_id not in judged:  # the question was deleted since

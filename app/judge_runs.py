@@ -63,7 +63,7 @@ class JudgeRun:
 
 def require_own_run(store: GradeStore, run_id: int) -> Any:
     """The saved run; an InputError when a store bound to a collection is given a run of another."""
-    run = store.load_run(run_id)
+    run = store.runs.load(run_id)
     bound = getattr(store, "collection", None)
     if bound is not None and run.collection != bound:
         raise InputError(f"run #{run_id} is a run of collection {run.collection!r}, not of {bound!r}",
@@ -78,7 +78,7 @@ def hole_pairs(store: GradeStore, run_id: int, corpus: Corpus, *, k: int = HOLE_
     bound to a collection refuses a run of another collection."""
     require_own_run(store, run_id)
     holes = find_holes(store, run_id, k)
-    questions = {q.question.query_id: q.question.question for q in store.list_questions()}
+    questions = {q.question.query_id: q.question.question for q in store.questions.list()}
     pairs, missing = [], []
     for query_id, docs in holes.by_question.items():
         for doc_id, _rank in docs:
@@ -95,7 +95,7 @@ def judged_pairs(store: GradeStore, corpus: Corpus, *, limit: int | None = None
     """The pairs people graded (the golden set's `relevance` on answerable questions), as pairs to grade
     for a calibration (at most `limit`); and those the corpus does not hold."""
     pairs, missing = [], []
-    for q in store.export_golden().queries:
+    for q in store.golden.export().queries:
         if q.unanswerable:
             continue
         for doc_id in q.relevance:
@@ -112,7 +112,7 @@ def judge_pairs(store: GradeStore, judge: Judge, spec: JudgeSpec, pairs: Sequenc
     """Grade the pairs this judge (name and prompt) has not graded against this content yet, saving
     the grades as they come (SAVE_EVERY per transaction, the rest when grading stops, even by an error
     or an interrupt)."""
-    done = {(g.query_id, g.doc_id, g.doc_hash) for g in store.machine_grades(judge=spec.name,
+    done = {(g.query_id, g.doc_id, g.doc_hash) for g in store.machine.grades(judge=spec.name,
                                                                               prompt_hash=spec.prompt_hash)}
     todo = [p for p in dict.fromkeys(pairs) if (p.query_id, p.doc_id, p.doc_hash) not in done]
     failures: list[JudgeFailure] = []
@@ -125,19 +125,19 @@ def judge_pairs(store: GradeStore, judge: Judge, spec: JudgeSpec, pairs: Sequenc
                 continue
             pending.append(result)
             if len(pending) >= SAVE_EVERY:
-                saved += store.save_machine_grades(pending)
+                saved += store.machine.save_grades(pending)
                 pending = []
     finally:
         if pending:
-            saved += store.save_machine_grades(pending)
+            saved += store.machine.save_grades(pending)
     return JudgeRun(spec.name, len(todo), saved, len(pairs) - len(todo), tuple(failures), tuple(missing))
 
 
 def run_rankings(store: GradeStore) -> dict[str, dict[str, dict[str, float]]]:
     """The saved runs' rankings as kept (their top 10 per question), by `#id` name: the calibration's runs."""
     out = {}
-    for summary in store.list_runs():
-        record = store.load_run(summary.run_id)
+    for summary in store.runs.list():
+        record = store.runs.load(summary.run_id)
         ranking = {q: {d["doc_id"]: float(d["score"]) if d.get("score") is not None else 0.0
                        for d in row.get("top_k", ())} for q, row in record.per_query.items() if row.get("top_k")}
         if ranking:
@@ -183,8 +183,8 @@ class CollectionCalibration:
 def collection_calibration(store: GradeStore, spec: JudgeSpec, *, bootstrap: int = 1000,
                            seed: int = 0) -> CollectionCalibration:
     """The judge's calibration against the collection's people (module docstring)."""
-    human = human_pairs(store.export_golden())
-    machine = machine_pairs(store.machine_grades(judge=spec.name, prompt_hash=spec.prompt_hash))
+    human = human_pairs(store.golden.export())
+    machine = machine_pairs(store.machine.grades(judge=spec.name, prompt_hash=spec.prompt_hash))
     runs = run_rankings(store)
     stats = calibrate(human, machine, runs or None, bootstrap=bootstrap, seed=seed)
     digest = hashlib.sha256(json.dumps([sorted((list(k), v) for k, v in human.items()),

@@ -97,29 +97,29 @@ def declare_judge(store: Store, actor: Actor, text: str) -> str:
     keyed by its name and prompt: to change its model, declare it under a new name."""
     actor.require(Can.DECLARE_JUDGES)
     spec = parse_app_judge(text, actor)
-    store.save_judge(spec.name, spec.to_dict(), by=actor.name)
+    store.machine.save_judge(spec.name, spec.to_dict(), by=actor.name)
     return spec.name
 
 
 def delete_judge(store: Store, actor: Actor, name: str) -> bool:
     """Forget a saved judge (its grades stay); False if there was none."""
     actor.require(Can.DECLARE_JUDGES)
-    return store.delete_judge(name)
+    return store.machine.delete_judge(name)
 
 
 def judge_specs(store: Store) -> dict[str, dict[str, Any]]:
     """The saved judges' declarations by name (never a secret value)."""
-    return store.judge_specs()
+    return store.machine.judge_specs()
 
 
 def machine_grade_counts(store: Store) -> list[Any]:
     """Per judge: its machine grades in the collection, current and stale, and over how many questions."""
-    return store.machine_grade_counts()
+    return store.machine.counts()
 
 
 def saved_judge(store: Store, name: str) -> JudgeSpec:
     """A saved judge's declaration, checked again as it is read."""
-    specs = store.judge_specs()
+    specs = store.machine.judge_specs()
     if name not in specs:
         raise InputError(f"no saved judge named {name!r}",
                          hint=f"saved judges: {', '.join(sorted(specs)) or '(none yet)'}; declare one on the Judges page.")
@@ -146,7 +146,7 @@ def test_pair(actor: Actor, text: str, pair: JudgePair) -> JudgeResult:
 
 def sample_pair(store: Store, corpus: Corpus, query_id: str, doc_id: str) -> JudgePair:
     """The pair (a question of the collection, a document of the corpus) to test a judge on."""
-    question = store.get_question(query_id)
+    question = store.questions.get(query_id)
     doc = corpus.get(doc_id)
     if question is None or doc is None:
         raise InputError(f"no {'question ' + repr(query_id) if question is None else 'document ' + repr(doc_id)} here",
@@ -306,7 +306,7 @@ def evaluate_with_judge(store: Store, actor: Actor, run_id: int, name: str, *, b
     cal = collection_calibration(store, spec, bootstrap=bootstrap)
     bars = judge_bars(store)
     verdict = gate(cal, bars)
-    golden = store.export_golden()
+    golden = store.golden.export()
     run = saved_ranking(store, run_id)
     human = evaluate_golden(golden, run, MEASURES)
     filled_report, filled, n = None, None, 0
@@ -329,7 +329,7 @@ def save_judged(store: Store, actor: Actor, judged: JudgedEvaluation) -> RunReco
     data = judged.filled.to_dict()
     per_query = data.pop("per_query")
     data["settings"] = {**data["settings"], "machine": judged.record()}
-    return store.save_run(source.config, summary=data, per_query=per_query, golden_hash=judged.golden_hash,
+    return store.runs.save(source.config, summary=data, per_query=per_query, golden_hash=judged.golden_hash,
                           corpus_fingerprint=source.corpus_fingerprint, config_hash=source.config_hash,
                           name=f"{source.name or '#' + str(source.run_id)} + judge {judged.calibration.judge}",
                           by=actor.name, corpus_path=source.corpus_path)

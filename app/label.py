@@ -180,7 +180,7 @@ def next_ungraded(views: Sequence[CandidateView], graded: str) -> int:
 
 def mine_done(index: Sequence[QuestionSummary], mine: Mapping[str, int]) -> list[str]:
     """The questions this annotator has finished: judged at least one document, or marked
-    unanswerable themselves (`mine`: Store.judged_by, where such a question counts 0 documents)."""
+    unanswerable themselves (`mine`: store.judgments.judged_by, where such a question counts 0 documents)."""
     return [s.query_id for s in index if s.query_id in mine]
 
 
@@ -192,7 +192,7 @@ def first_unfinished(index: Sequence[QuestionSummary], mine: Mapping[str, int]) 
 
 def label_progress(index: Sequence[QuestionSummary], views: Sequence[CandidateView],
                    mine: Mapping[str, int] | None = None) -> LabelProgress:
-    """Counts for the progress line of the Label page (`mine`: Store.judged_by for this annotator)."""
+    """Counts for the progress line of the Label page (`mine`: store.judgments.judged_by for this annotator)."""
     return LabelProgress(len(index), sum(1 for s in index if s.status.complete),
                          sum(1 for s in index if s.status == Status.UNANSWERABLE),
                          sum(1 for v in views if v.grade is not None), len(views),
@@ -268,7 +268,7 @@ def add_question(store: Store, corpus: Corpus, actor: Actor, text: str, query_ty
     actor.require(Can.WRITE_QUESTION)
     if not text.strip():
         raise InputError("the question is empty", hint="write the question first.")
-    q = store.add_question(text.strip(), query_type=(query_type or "").strip(), author=actor.name,
+    q = store.questions.add(text.strip(), query_type=(query_type or "").strip(), author=actor.name,
                            corpus_fingerprint=corpus.fingerprint)
     return q.query_id
 
@@ -283,12 +283,12 @@ def grade(store: Store, actor: Actor, query_id: str, doc_id: str, grade: int | N
     it shows from now on: labeler_app.suggestions)."""
     actor.require(Can.GRADE)
     if grade is None:
-        store.clear_judgment(query_id, doc_id, annotator=actor.name)
+        store.judgments.clear(query_id, doc_id, annotator=actor.name)
         return
-    store.set_judgment(query_id, doc_id, grade, annotator=actor.name,
+    store.judgments.set(query_id, doc_id, grade, annotator=actor.name,
                        doc=corpus.get(doc_id) if corpus is not None else None)
     if shown is not None and shown.suggested:
-        store.record_suggestion_seen(query_id, doc_id, actor.name, shown.grade if shown.suggestions else grade)
+        store.machine.record_seen(query_id, doc_id, actor.name, shown.grade if shown.suggestions else grade)
 
 
 def next_for_me(store: Store, actor: Actor, give_back: str | None = None, doc_ids: Sequence[str] = ()) -> str | None:
@@ -301,14 +301,14 @@ def next_for_me(store: Store, actor: Actor, give_back: str | None = None, doc_id
     from labeler_app.judging_order import likely_complete  # it builds on this module
     from labeler_app.queue_order import priorities  # the team's queue order (it reads machine grades)
 
-    last = [s.question.query_id for s in store.list_questions() if s.judgments and likely_complete(s, doc_ids)] \
+    last = [s.question.query_id for s in store.questions.list() if s.judgments and likely_complete(s, doc_ids)] \
         if doc_ids else []
-    return store.next_question(actor.name, give_back=give_back, first=priorities(store), last=last)
+    return store.queue.next(actor.name, give_back=give_back, first=priorities(store), last=last)
 
 
 def claim_note(store: Store, actor: Actor, query_id: str) -> str | None:
     """"Yours until 12:40 UTC …" when the actor holds a live claim on the question, else None."""
-    until = store.claim_expiry(query_id, actor.name) if actor.name else None
+    until = store.queue.claim_expiry(query_id, actor.name) if actor.name else None
     if until is None:
         return None
     return (f"You hold this question in the queue until {until[11:16]} UTC (each grade renews it), so no one else "
@@ -318,4 +318,4 @@ def claim_note(store: Store, actor: Actor, query_id: str) -> str | None:
 def set_unanswerable(store: Store, actor: Actor, query_id: str, value: bool) -> None:
     """Mark (or unmark) a question as having no answer in the corpus."""
     actor.require(Can.GRADE)
-    store.set_unanswerable(query_id, value, by=actor.name)
+    store.questions.set_unanswerable(query_id, value, by=actor.name)

@@ -118,7 +118,7 @@ def golden_preview(store: Store, pooled_of: Callable[[str], Sequence[Candidate]]
                    systems: Sequence[str] = ("dense", "bm25")) -> list[SetPreview]:
     """The whole golden set's preview, from each question's pooled candidates (`pooled_of(question)`:
     the Label page's cached pool, so a question labelled already costs no search)."""
-    golden = store.export_golden()
+    golden = store.golden.export()
     unanswerable = [q.query_id for q in golden if q.unanswerable]
     rankings: dict[str, dict[str, list[str]]] = {name: {} for name in systems}
     for q in golden:

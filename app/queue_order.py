@@ -31,7 +31,7 @@ def queue_order(store: Store) -> str:
 
 def doubts(store: Store) -> dict[str, float]:
     """query_id -> the question's doubt (module docstring; questions no judge graded are left out)."""
-    statuses = store.list_questions()
+    statuses = store.questions.list()
     people: dict[tuple[str, str], list[int]] = {}
     consensus: dict[tuple[str, str], int] = {}
     for status in statuses:
@@ -39,7 +39,7 @@ def doubts(store: Store) -> dict[str, float]:
         for j in status.judgments:
             people.setdefault((qid, j.doc_id), []).append(j.grade)
         consensus.update({(qid, d): g for d, g in {**status.consensus, **status.adjudicated}.items()})
-    return question_doubts(pair_doubts(people, consensus, store.current_machine_grades()))
+    return question_doubts(pair_doubts(people, consensus, store.machine.current_grades()))
 
 
 def _checked(order: str | None, store: Store) -> str:
@@ -75,7 +75,7 @@ def queue(store: Store, actor: Actor, order: str | None = None) -> list[QueueRow
     first = found if _checked(order, store) == "doubts" else {}
     overlap = int(store.accounts.settings().get("overlap") or 1)
     rows = []
-    for i, (query_id, seats) in enumerate(store.seats().items()):  # creation order
+    for i, (query_id, seats) in enumerate(store.queue.seats().items()):  # creation order
         if seats < overlap:
             rows.append((-first.get(query_id, 0.0), -seats, i, QueueRow(query_id, seats, overlap,
                                                                         found.get(query_id, 0.0))))

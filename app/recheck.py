@@ -70,9 +70,9 @@ def recheck_items(store: Store, corpus: Corpus, annotator: str, stale: Sequence[
                   limit: int = RECHECK_PAGE) -> list[RecheckItem]:
     """My first `limit` stale judgments with the old and the current text, diffed word by word."""
     items = []
-    texts = {q.query_id: q.question for q in store.question_index()} if stale else {}
+    texts = {q.query_id: q.question for q in store.questions.index()} if stale else {}
     for sj in [s for s in stale if s.annotator == annotator][:limit]:
-        old = store.judged_content(sj.given_hash)
+        old = store.collections.judged_content(sj.given_hash)
         now = corpus.get(sj.doc_id)
         old_text, new_text = _render(old), _render(now)
         if old is None:
@@ -109,7 +109,7 @@ def trivially_edited(store: Store, corpus: Corpus, annotator: str,
                      stale: Sequence[StaleJudgment]) -> list[StaleJudgment]:
     """The annotator's stale judgments whose document changed without a change of meaning."""
     return [sj for sj in stale if sj.annotator == annotator and sj.reason != DELETED
-            and unchanged_meaning(store.judged_content(sj.given_hash), corpus.get(sj.doc_id))]
+            and unchanged_meaning(store.collections.judged_content(sj.given_hash), corpus.get(sj.doc_id))]
 
 
 def confirm_unchanged_meaning(store: Store, actor: Actor, corpus: Corpus, stale: Sequence[StaleJudgment]) -> str:
@@ -118,7 +118,7 @@ def confirm_unchanged_meaning(store: Store, actor: Actor, corpus: Corpus, stale:
     actor.require(Can.GRADE)
     trivial = trivially_edited(store, corpus, actor.name, stale)
     for sj in trivial:
-        store.confirm_judgment(sj.query_id, sj.doc_id, annotator=actor.name, doc=corpus.get(sj.doc_id))
+        store.judgments.confirm(sj.query_id, sj.doc_id, annotator=actor.name, doc=corpus.get(sj.doc_id))
     if not trivial:
         return "No grade to confirm: every changed document changed in its words or numbers."
     return (f"Confirmed {counted(len(trivial), 'grade')} whose document changed only in whitespace, punctuation or "
@@ -132,14 +132,14 @@ def confirm(store: Store, actor: Actor, corpus: Corpus, query_id: str, doc_id: s
     if doc is None:
         raise InputError(f"{doc_id} is not in the open corpus, so there is no current text to confirm against",
                          hint="remove your grade, or open the corpus that has it.")
-    store.confirm_judgment(query_id, doc_id, annotator=actor.name, doc=doc)
+    store.judgments.confirm(query_id, doc_id, annotator=actor.name, doc=doc)
     return f"Confirmed: your grade of {doc_id} on {query_id} holds for its current text."
 
 
 def remove(store: Store, actor: Actor, query_id: str, doc_id: str) -> str:
     """Remove my grade of a document that is gone (the old grade stays in the history)."""
     actor.require(Can.GRADE)
-    store.clear_judgment(query_id, doc_id, annotator=actor.name)
+    store.judgments.clear(query_id, doc_id, annotator=actor.name)
     return f"Removed your grade of {doc_id} on {query_id} (kept in its history)."
 
 
@@ -147,11 +147,11 @@ def stale_line(store: Store, golden: GoldenSet) -> str:
     """The Golden set page's line: how many judged documents of `golden` (the collection's export)
     are stale against the current corpus version, in the words and by the count Evaluate uses
     ("" when none, or before a version is recorded)."""
-    current = store.current_doc_hashes()
+    current = store.collections.doc_hashes()
     found = golden_staleness(golden, current) if current is not None else None
     if found is None or not found.n_stale:
         return ""
-    version = getattr(store.get_collection(), "corpus_version", None)
+    version = getattr(store.collections.get(), "corpus_version", None)
     against = f" against corpus version {version}" if version else ""
     return (f"{stale_count_text(found.n_stale, found.n_judged, found.n_missing, found.n_edited, found.n_questions)}"
             f"{against}. Re-check them on the Label page; evaluations count them (and can leave them out).")
@@ -166,12 +166,12 @@ def version_rows(store: Store) -> list[dict[str, Any]]:
     return [{"version": v.version, "recorded": v.created_at, "by": v.created_by, "documents": v.n_docs,
              "added": count(v, v.diff.added), "deleted": count(v, v.diff.deleted), "edited": count(v, v.diff.edited),
              "note": v.note, "path": v.corpus_path or "", "fingerprint": v.fingerprint[:19]}
-            for v in store.corpus_versions()]
+            for v in store.collections.versions()]
 
 
 def version_diff(store: Store, version: int) -> dict[str, tuple[str, ...]]:
     """The documents one version added, deleted and edited."""
-    found = next((v for v in store.corpus_versions() if v.version == version), None)
+    found = next((v for v in store.collections.versions() if v.version == version), None)
     if found is None:
         raise InputError(f"no corpus version {version}", hint="pick one from the history.")
     return {"added": found.diff.added, "deleted": found.diff.deleted, "edited": found.diff.edited}

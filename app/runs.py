@@ -225,7 +225,7 @@ def save_report(store: RunSink, report: EvalReport, origin: RunOrigin, golden: G
     """Save a report with what made it, the golden set and the corpus it was made from; the store's saved run."""
     data = report.to_dict()
     per_query = data.pop("per_query")
-    return store.save_run(origin.to_dict(), summary=data, per_query=per_query, golden_hash=golden_fingerprint(golden),
+    return store.runs.save(origin.to_dict(), summary=data, per_query=per_query, golden_hash=golden_fingerprint(golden),
                           corpus_fingerprint=corpus_fingerprint, config_hash=origin.config_hash,
                           name=name or origin.default_name(), by=by, corpus_path=corpus_path)
 

@@ -36,53 +36,53 @@ def bound(store: Store, collection: str) -> CollectionStore:
 
 def revision(store: Any) -> int:
     """The collection's revision: it changes with every write, so caches keyed on it recompute only then."""
-    return store.revision()
+    return store.collections.revision()
 
 
 def question_index(store: Any) -> list[QuestionSummary]:
     """Every question of the collection with its status and counts (cached per question by the store)."""
-    return store.question_index()
+    return store.questions.index()
 
 
 def questions(store: Any) -> list[QuestionStatus]:
     """Every question with its judgments and votes."""
-    return store.list_questions()
+    return store.questions.list()
 
 
 def question_status(store: Any, query_id: str) -> QuestionStatus | None:
     """One question with its judgments and votes (None: no such question)."""
-    return store.question_status(query_id)
+    return store.questions.status(query_id)
 
 
 def judged_by(store: Any, annotator: str) -> dict[str, int]:
     """query_id -> how many documents `annotator` has judged there."""
-    return store.judged_by(annotator)
+    return store.judgments.judged_by(annotator)
 
 
 def stale_judgments(store: Any, annotator: str) -> list[Any]:
     """`annotator`'s grades given against text that has changed since (or a document now gone)."""
-    return store.stale_judgments(annotator=annotator)
+    return store.judgments.stale(annotator=annotator)
 
 
 def ratings(store: Any) -> Any:
     """Every person's grades and votes, as the agreement statistics read them."""
-    return store.ratings()
+    return store.judgments.ratings()
 
 
 def golden_set(store: Any) -> Any:
     """The collection's golden set (consensus grades), as an evaluation scores it."""
-    return store.export_golden()
+    return store.golden.export()
 
 
 def saved_runs(store: Any) -> list[Any]:
     """The collection's saved runs, newest first (their summaries, no per-question detail)."""
-    return store.list_runs()
+    return store.runs.list()
 
 
 def collection_exists(store: Store, name: str) -> bool:
-    return store.get_collection(name) is not None
+    return store.collections.get(name) is not None
 
 
 def collection_names(store: Store, current: str) -> list[str]:
     """Every collection's name, the default and the current one included, sorted."""
-    return sorted({c.name for c in store.list_collections()} | {DEFAULT_COLLECTION, current})
+    return sorted({c.name for c in store.collections.list()} | {DEFAULT_COLLECTION, current})

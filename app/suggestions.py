@@ -59,7 +59,7 @@ def question_suggestions(store: Store, query_id: str) -> QuestionSuggestions:
     if mode == "off":
         return QuestionSuggestions(mode, {})
     by_doc: dict[str, list[Suggestion]] = {}
-    for (doc_id, judge), g in sorted(store.question_machine_grades(query_id).items()):
+    for (doc_id, judge), g in sorted(store.machine.question_grades(query_id).items()):
         by_doc.setdefault(doc_id, []).append(Suggestion(judge, g.grade, g.model))
     return QuestionSuggestions(mode, {d: tuple(s) for d, s in by_doc.items()})
 
@@ -96,7 +96,7 @@ def with_machine_graded(pooled: Sequence[Candidate], found: QuestionSuggestions)
 def post_edit(store: Store, judge: str | None = None) -> dict[str, PostEdit]:
     """judge -> what annotators did with its suggestions in the collection (labeler.judges.post_edit)."""
     return post_edit_figures((s.judge, s.machine_grade, s.grade_before, s.grade_now)
-                             for s in store.suggestions_seen(judge=judge))
+                             for s in store.machine.seen(judge=judge))
 
 
 def post_edit_rows(store: Store) -> list[dict]:

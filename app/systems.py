@@ -229,7 +229,7 @@ def run_system(store: Store, actor: Actor, system: System, corpus: Corpus, *, k:
     from labeler_app.evaluate import RunView
 
     actor.require(Can.RUN_EVALUATION)
-    golden = store.export_golden()
+    golden = store.golden.export()
     runs.require_judgments(golden)
     _, report = runs.evaluate_system(golden, system, k=k, corpus=corpus, stale=stale, progress=progress,
                                      abstain_threshold=abstain_threshold, allow_missing=allow_missing)

@@ -84,7 +84,7 @@ def _in(collection: str | None) -> dict[str, str]:
 def plan_golden_import(store: GoldenStore, golden: GoldenSet, *, collection: str | None = None) -> Any:
     """Which questions of a validated golden set are new, identical or conflicting in the collection
     (a labeler_storage.records.ImportPlan); writes nothing."""
-    return store.plan_import(golden, **_in(collection))
+    return store.golden.plan(golden, **_in(collection))
 
 
 def import_golden_set(store: GoldenStore, golden: GoldenSet, *, corpus: Corpus | None = None,
@@ -97,8 +97,8 @@ def import_golden_set(store: GoldenStore, golden: GoldenSet, *, corpus: Corpus |
     without it they raise ImportConflictError and nothing is written. A consensus-only file's grades
     become one grade source named by `file_name` and the time (labeler_storage.grade_sources), counted in
     the consensus where no person graded the document if `count_file_grades`, else kept apart."""
-    before = store.get_collection(**_in(collection))
-    summary = store.import_golden(golden, corpus_path=corpus_path, by=by, corpus=corpus, on_conflict=on_conflict,
+    before = store.collections.get(**_in(collection))
+    summary = store.golden.import_set(golden, corpus_path=corpus_path, by=by, corpus=corpus, on_conflict=on_conflict,
                                   file_name=file_name, count_file_grades=count_file_grades, **_in(collection))
     return Imported(summary, before.corpus_fingerprint if before is not None else None)
 
@@ -137,7 +137,7 @@ def golden_to_export(store: GoldenStore, *, collection: str | None = None,
     """The collection's golden set, consensus beside each annotator's grades (mark_stale: with each
     question's stale documents; with_machine: with its machine grades, under their own field); an
     InputError when it has no question."""
-    golden = store.export_golden(complete_only=complete_only, mark_stale=mark_stale, with_machine=with_machine,
+    golden = store.golden.export(complete_only=complete_only, mark_stale=mark_stale, with_machine=with_machine,
                                  **_in(collection))
     if not golden.queries:
         name = collection or getattr(store, "collection", DEFAULT_COLLECTION)

@@ -40,7 +40,7 @@ class ActiveCorpus:
 
 def active_corpus(store: Store) -> ActiveCorpus:
     """The collection's recorded corpus if it still exists, else the default corpus."""
-    coll = store.get_collection()
+    coll = store.collections.get()
     recorded = coll.corpus_path if coll is not None else None
     if recorded and Path(recorded).exists():
         return ActiveCorpus(recorded, collection=coll)
@@ -86,7 +86,7 @@ def use_corpus(store: Store, actor: Actor, path: str | Path, corpus: Corpus) -> 
 
 
 def _record(store: Store, path: str | Path, corpus: Corpus, by: str = "") -> None:
-    store.ensure_collection(corpus_path=normalize_corpus_path(path), by=by, corpus=corpus)
+    store.collections.ensure(corpus_path=normalize_corpus_path(path), by=by, corpus=corpus)
 
 
 def ensure_corpus_recorded(store: Store, active: ActiveCorpus, corpus: Corpus) -> None:

@@ -126,7 +126,7 @@ def bench(name: str) -> list[dict]:
     folder = DATASETS / name
     corpus = load_corpus(folder)
     golden = read_beir_golden(folder, keep_scale=True, doc_ids=corpus.doc_ids())
-    retriever = open_retriever(corpus, RunConfig(retriever="hybrid"))
+    retriever = open_retriever(corpus, RunConfig(mode="hybrid"))
     judged = [q for q in golden if q.relevance]
     questions = {q.query_id: q.question for q in judged}
     qrels = {(q.query_id, d): GRADE_MAPS[name][g] for q in judged for d, g in q.relevance.items()}

@@ -163,7 +163,7 @@ def latency_only(name: str) -> None:
     from labeler.judging.collection import open_collection
     from labeler.judging.features import question_features
 
-    col = open_collection(DATASETS / name, config=RunConfig(retriever="bm25"))
+    col = open_collection(DATASETS / name, config=RunConfig(mode="bm25"))
     rng = np.random.default_rng(0)
     vectors = rng.standard_normal((len(col.text.doc_ids), 384)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)

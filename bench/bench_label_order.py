@@ -67,10 +67,10 @@ def layer_costs(corpus_path: Path, question: str, relevant: set[str], grades: in
     t_features = time.perf_counter() - t0
     pool = [c.doc_id for c in pool_candidates(retriever, question, k_dense=0, k_bm25=20)]
     store = open_store(cache / f"{corpus_path.name}.db")
-    qid = store.add_question(question, author="bench").query_id
+    qid = store.questions.add(question, author="bench").query_id
     layout, cpu, wall, stop_cpu = None, [], [], []
     for n in range(grades):
-        status = store.question_status(qid)
+        status = store.questions.status(qid)
         mine = jo.my_grades(status, "bench")
         c0, w0 = time.process_time(), time.perf_counter()
         layout = jo.arrange(layout, pool, mine, jo.model_order(features, qid, mine), focus=n)
@@ -80,7 +80,7 @@ def layer_costs(corpus_path: Path, question: str, relevant: set[str], grades: in
         wall.append(time.perf_counter() - w0)
         stop_cpu.append(time.process_time() - c1)
         doc = next(d for d in layout.doc_ids if d not in mine)
-        store.set_judgment(qid, doc, 2 if doc in relevant else 0, annotator="bench")
+        store.judgments.set(qid, doc, 2 if doc in relevant else 0, annotator="bench")
     return {"docs": len(corpus), "text": t_text, "features": t_features, "cpu": cpu[1:], "wall": wall[1:], "stop": stop_cpu[1:]}
 
 

@@ -59,10 +59,10 @@ def seed_database(db: Path, corpus_path: Path, team: bool) -> tuple[list[str], i
     try:
         if not team:
             golden = read_golden(corpus_path / "golden.jsonl", doc_ids=corp.doc_ids())
-            store.import_golden(golden, **where)
+            store.golden.import_set(golden, **where)
             return [q.query_id for q in golden.queries], sum(len(q.relevance) for q in golden.queries)
         rows = scifact_questions(N_QUESTIONS)
-        store.import_golden(GoldenSet(tuple(GoldenQuery(qid, text) for qid, text, _ in rows)), **where)
+        store.golden.import_set(GoldenSet(tuple(GoldenQuery(qid, text) for qid, text, _ in rows)), **where)
         from labeler.candidates import pool_candidates
         from labeler.config import RunConfig
         from labeler.retrieval import open_retriever
@@ -74,7 +74,7 @@ def seed_database(db: Path, corpus_path: Path, team: bool) -> tuple[list[str], i
             docs = [(d, (1, 3, 3, 2)) for d in relevant] + [(d, (6, 2, 1, 1)) for d in others]  # grade 0-3 weights
             for who, (doc_id, weights) in ((w, d) for w in TEAM for d in docs):
                 # no bulk write per annotator in the store API: one transaction per grade
-                store.set_judgment(qid, doc_id, rng.choices(range(4), weights)[0], annotator=who)
+                store.judgments.set(qid, doc_id, rng.choices(range(4), weights)[0], annotator=who)
             n += len(TEAM) * len(docs)
         return [qid for qid, _, _ in rows], n
     finally:

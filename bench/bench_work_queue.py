@@ -33,11 +33,11 @@ ANNOTATOR = textwrap.dedent("""
     ask, grade = [], []
     for i in range(rounds):
         t0 = time.perf_counter()
-        qid = store.next_question(name)
+        qid = store.queue.next(name)
         t1 = time.perf_counter()
         if qid is None:
             break
-        store.set_judgment(qid, f"doc-{i % 7}", i % 4, annotator=name)
+        store.judgments.set(qid, f"doc-{i % 7}", i % 4, annotator=name)
         grade.append(time.perf_counter() - t1)
         ask.append(t1 - t0)
     print(json.dumps({"ask": ask, "grade": grade}), flush=True)
@@ -49,10 +49,10 @@ def setup(url: str) -> None:
 
     with open_store(url, synchronous="NORMAL") as store:
         for i in range(N_QUESTIONS):
-            store.add_question(f"Question {i}?", query_id=f"q{i:04d}")
+            store.questions.add(f"Question {i}?", query_id=f"q{i:04d}")
             if i % 3 == 0:
                 for d in range(10):
-                    store.set_judgment(f"q{i:04d}", f"seed-{d}", d % 4, annotator=f"seed-{i % 2}")
+                    store.judgments.set(f"q{i:04d}", f"seed-{d}", d % 4, annotator=f"seed-{i % 2}")
         store.accounts.set_setting("overlap", 2)
 
 

@@ -9,7 +9,7 @@ server listens. Requests:
               "took_ms": 4.2}
          hits best first, at most k (default: the server's -k), one per document (its best chunk's score)
     GET  /health
-      -> 200 {"status": "ok", "documents": 116, "chunks": 116, "model": "...", "retriever": "dense",
+      -> 200 {"status": "ok", "documents": 116, "chunks": 116, "model": "...", "mode": "dense",
               "config_hash": "...", "corpus_fingerprint": "sha256:...", "searches": 0, "batches": 0}
 
 Errors are JSON too, `{"error": "<one line>"}`, never a traceback: 400 a malformed request (body not
@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import json
 import queue
-import re
 import sys
 import threading
 import time
@@ -154,10 +153,10 @@ class SearchService:
             future.set_result(hits)
 
     def health(self) -> dict[str, Any]:
-        """What GET /health answers."""
+        """What GET /health answers ("retriever": the mode's old name, kept for clients that read it)."""
         info = self.retriever.info
         return {"status": "ok", "documents": info["documents"], "chunks": info["chunks"], "model": info["model"],
-                "retriever": self.config.retriever, "config_hash": self.config.config_hash,
+                "mode": self.config.mode, "retriever": self.config.mode, "config_hash": self.config.config_hash,
                 "corpus_fingerprint": info["corpus_fingerprint"], "searches": self.searches, "batches": self.batches}
 
     def answer(self, question: str, k: int) -> dict[str, Any]:

@@ -25,7 +25,9 @@ DEFAULT_TEMPLATE = "{title} {text}"
 CHUNKINGS = ("document", "window")
 CHUNK_UNITS = ("words", "chars")
 INDEX_TYPES = ("flat", "hnsw", "ivf")
-RETRIEVERS = ("dense", "bm25", "hybrid")
+MODES = ("dense", "bm25", "hybrid")  # the retrieval mode: what a Retriever searches with
+OLD_NAMES = {"retriever": "mode"}  # run-config keys as runs saved before the rename spell them: still read
+_FIRST_NAMES = {new: old for old, new in OLD_NAMES.items()}
 _HINT = "see `labeler eval --help` for valid values."
 
 
@@ -37,9 +39,18 @@ def canonical_json(data: Mapping[str, Any]) -> str:
 def config_hash_of(data: Mapping[str, Any]) -> str:
     """THE config-hash formula: 12 hex digits of sha256 over the canonical JSON of a config dict.
 
-    Saved runs store this value, so it must never change for an existing config.
+    Saved runs store this value, so it must never change for an existing config: a renamed key is
+    hashed under its old name (OLD_NAMES: `mode` as `retriever`), so a config keeps its hash.
     """
-    return hashlib.sha256(canonical_json(data).encode()).hexdigest()[:12]
+    spelled = {_FIRST_NAMES.get(key, key): value for key, value in data.items()}
+    return hashlib.sha256(canonical_json(spelled).encode()).hexdigest()[:12]
+
+
+def current_names(data: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored run config with each old key name (OLD_NAMES) read as the current one (a key whose
+    current name is also there stays as it is: from_dict then refuses it)."""
+    return {OLD_NAMES[key] if key in OLD_NAMES and OLD_NAMES[key] not in data else key: value
+            for key, value in data.items()}
 
 
 def _require(checks: Iterable[tuple[bool, str]]) -> None:
@@ -123,7 +134,7 @@ class BuildConfig:
 class SearchParams:
     """What one search applies over a built Retriever: depth k, mode, filters, fusion, reranker, ANN knobs.
 
-    `mode` is RunConfig.retriever (dense, bm25 or hybrid). Filters on one key are OR-ed, on
+    `mode` is dense, bm25 or hybrid. Filters on one key are OR-ed, on
     different keys AND-ed. `ef_search` (hnsw) and `nprobe` (ivf) are FAISS search-time settings.
     """
 
@@ -138,7 +149,7 @@ class SearchParams:
 
     def __post_init__(self) -> None:
         _require([
-            (self.mode in RETRIEVERS, f"retriever must be one of {RETRIEVERS}, got {self.mode!r}"),
+            (self.mode in MODES, f"mode must be one of {MODES}, got {self.mode!r}"),
             (self.k > 0, "k must be positive"),
             (min(self.ef_search, self.nprobe, self.rerank_top, self.rrf_k) > 0,
              "search, fusion and rerank parameters must be positive"),
@@ -168,7 +179,7 @@ class RunConfig:
     nlist: int = BuildConfig.nlist
     nprobe: int = SearchParams.nprobe
     filters: tuple[tuple[str, str], ...] = ()
-    retriever: str = SearchParams.mode
+    mode: str = SearchParams.mode
     rrf_k: int = SearchParams.rrf_k
     reranker: str | None = SearchParams.reranker
     rerank_top: int = SearchParams.rerank_top
@@ -186,8 +197,7 @@ class RunConfig:
 
     def search_params(self) -> SearchParams:
         """The per-search half: depth, mode, filters, fusion, reranker, efSearch/nprobe."""
-        return SearchParams(**{f.name: getattr(self, "retriever" if f.name == "mode" else f.name)
-                               for f in fields(SearchParams)})
+        return SearchParams(**{f.name: getattr(self, f.name) for f in fields(SearchParams)})
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-able dict (filters as a list of [key, value])."""
@@ -197,7 +207,9 @@ class RunConfig:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RunConfig":
-        """Inverse of to_dict; unknown keys are an error, missing keys take defaults."""
+        """Inverse of to_dict; unknown keys are an error, missing keys take defaults; a key's old name
+        (OLD_NAMES: `retriever` for `mode`) is read as the new one, so saved runs load."""
+        data = current_names(data)
         names = {f.name for f in fields(cls)}
         unknown = sorted(set(data) - names)
         if unknown:

@@ -63,7 +63,7 @@ def _spelling(store, typed: str) -> str:
         return ""
     known = st.session_state.get(SPELLING)
     if known is None or known[0] != typed:
-        known = st.session_state[SPELLING] = (typed, store.annotator_spelling(typed))
+        known = st.session_state[SPELLING] = (typed, store.judgments.annotator_spelling(typed))
     return known[1]
 
 

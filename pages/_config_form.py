@@ -1,12 +1,43 @@
-"""The Evaluate page's run-config form: every RunConfig setting, returned as form values."""
+"""The Evaluate page's built-in pipeline: the run-config form (every RunConfig setting) and its run."""
 from __future__ import annotations
 
 from typing import Any
 
 import streamlit as st
 
-from labeler.config import CHUNK_UNITS, CHUNKINGS, INDEX_TYPES, RETRIEVERS, RunConfig
+from labeler.config import CHUNK_UNITS, CHUNKINGS, INDEX_TYPES, MODES, RunConfig
 from labeler.corpus import Corpus
+from labeler_app import evaluate as ev
+from labeler_app.access import Actor
+from labeler_app.stores import Store
+from labeler_app.text import inert
+from labeler_pages._common import Keys, guard
+from labeler_pages._eval_results import scroll_after_run
+from labeler_pages._loaders import retriever
+
+
+def pipeline_section(s: Store, me: Actor, corp: Corpus, path: str, stale: str) -> None:
+    """The form; on submit, run the config over the corpus at `path` and save the run (shown below
+    from this rerun's report, not read back)."""
+    submitted = config_form(corp)
+    if not submitted:
+        return
+    values, threshold, name = submitted
+    try:
+        values["abstain_threshold"] = float(threshold) if threshold.strip() else None
+    except ValueError:
+        st.error(f"Abstention threshold {inert(repr(threshold))} is not a number. Hint: leave it empty for none.")
+        st.stop()
+    config = guard(ev.config_from_form, values)
+    ret = retriever(path, config)  # cached on the corpus and the build part: a new threshold or k reuses it
+    bar = st.progress(0.0, text="Retrieving…")
+    done = guard(ev.run_evaluation, s, me, ret, config, name=name, stale=stale, corpus_path=path,
+                 progress=lambda done, total, stage: bar.progress(done / total if total else 1.0,
+                                                                  text=f"{stage}: {done} / {total} questions"))
+    bar.empty()
+    st.session_state[Keys.EVAL_RUN], st.session_state[Keys.JUST_RUN] = done.record.run_id, done
+    scroll_after_run()
+    st.success(f"Run #{done.record.run_id} saved (config {done.record.config_hash}).")
 
 
 def config_form(corp: Corpus) -> tuple[dict[str, Any], str, str] | None:
@@ -15,10 +46,10 @@ def config_form(corp: Corpus) -> tuple[dict[str, Any], str, str] | None:
     with st.form("run-config"):
         st.markdown("**Run config**")
         r1, r2, r3, r4, r5 = st.columns([2, 3, 2, 2, 2])
-        values: dict[str, Any] = {"retriever": r1.selectbox("Retriever", RETRIEVERS, key="cfg_retriever")}
+        values: dict[str, Any] = {"mode": r1.selectbox("Retrieval mode", MODES, key="cfg_mode")}
         values["model"] = r2.text_input("Embedding model", default.model, key="cfg_model",
                                         help="The packaged MiniLM, a local sentence-transformers folder, or a hub name.").strip()
-        values["k"] = int(r3.number_input("k (documents retrieved)", 1, 1000, default.k, key="cfg_k"))
+        values["k"] = int(r3.number_input("Depth k (documents retrieved)", 1, 1000, default.k, key="cfg_k"))
         threshold = r4.text_input("Abstention threshold", "", key="cfg_threshold", placeholder="none",
                                   help="Return nothing when the top score is below this; the sweep below helps choose it.")
         name = r5.text_input("Run name", "", key="cfg_name", placeholder="optional")

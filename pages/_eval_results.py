@@ -38,7 +38,7 @@ def results_heading() -> None:
 
 
 def metrics_section(report: EvalReport, cutoff: int) -> None:
-    """Means with their CIs at the cutoff; judged@k and the CI method said once, under the table."""
+    """Means with their CIs at the cutoff; judged@cutoff and the CI method said once, under the table."""
     metrics = pd.DataFrame(ev.metric_rows(report, cutoff))
     st.container(key="metrics").dataframe(metrics, hide_index=True, key="metrics_table", width=640,
                                           column_config=score_columns(metrics))

@@ -1,10 +1,11 @@
 """The data pages start from, loaded once per process and shared by every session.
 
+The work (building retrievers, pooling candidates) is labeler_app.pooling's; this module caches it.
 `st.cache_resource` objects are never mutated: the Store is thread-safe, Corpus and Candidate
 are frozen, a Retriever is only read after it is built. The retriever is keyed on the corpus and
 the config's build part only (model, chunking, index): k, filters, fusion, reranker and the
 abstention threshold are per search. Lists that change with the database (saved runs) are
-cached on `Store.revision()`, which every write bumps, so a rerun that changed nothing reads
+cached on `store.collections.revision()`, which every write bumps, so a rerun that changed nothing reads
 one counter.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 import streamlit as st
 
 from labeler.config import RunConfig
-from labeler_app import background
+from labeler_app import background, pooling
 from labeler_app import workspace as ws
 from labeler_app import stores as db
 from labeler_app.label import search_results
@@ -81,20 +82,8 @@ def run_corpus(run_path: str | None, open_path: str, open_corpus):
         return None
 
 
-def _build_key(path: str, build_json: str, signature: str) -> tuple:
-    from labeler.paths import cache_dir
-
-    return "retriever", path, build_json, signature, str(cache_dir())  # another data directory: another build
-
-
 def _start_build(path: str, build_json: str, signature: str):
-    """The background build of this corpus's retriever (labeler_app.background): one per process and key."""
-    from labeler.config import BuildConfig
-    from labeler.retrieval import open_retriever
-
-    return background.start(_build_key(path, build_json, signature),
-                            lambda progress: open_retriever(_corpus(path, signature), BuildConfig.from_json(build_json),
-                                                            progress=progress))
+    return pooling.start_build(lambda: _corpus(path, signature), path, build_json, signature)
 
 
 @st.cache_resource(show_spinner=False)
@@ -109,12 +98,10 @@ def _retriever(path: str, build_json: str, signature: str):
     # elements on every hit, and can only replay blocks the function made itself.
     build = _start_build(path, build_json, signature)
     bar = st.progress(0.0, text="Opening the corpus…")
-    while not build.wait(0.25):
-        status = build.status()
-        bar.progress(min(status.done / status.total, 1.0) if status.total else 0.0, text=status.text)
+    built = pooling.watch_build(build, lambda status: bar.progress(
+        min(status.done / status.total, 1.0) if status.total else 0.0, text=status.text))
     bar.empty()
-    built = build.result()
-    key = _build_key(path, build_json, signature)
+    key = pooling.build_key(path, build_json, signature)
     background.forget(key)  # cached here from now on
     _ready().add(key)
     return built
@@ -132,16 +119,13 @@ def dense_status(path: str, config: RunConfig = LABEL_CONFIG, *, wait: bool = Tr
     has to be embedded (on any corpus: loading the model alone takes seconds), the page goes on
     without dense candidates."""
     build_json, sig = config.build().to_json(), signature(path)
-    key = _build_key(path, build_json, sig)
-    if key in _ready():  # a rerun: never start (and wait for) another load of an index already held
+    if pooling.build_key(path, build_json, sig) in _ready():  # a rerun: never start (and wait for) another load of an index already held
         return None
     build = guard(_start_build, path, build_json, sig)
     if wait:
         with st.spinner("Opening the corpus…"):
-            while not build.wait(0.1):
-                status = build.status()
-                if status.stage == "embedding" and status.total > status.done:
-                    return status
+            if (status := pooling.wait_unless_embedding(build)) is not None:
+                return status
     if build.wait(0):
         guard(_retriever, path, build_json, sig)  # holds it from now on; raises the build's error the usual way
         return None
@@ -150,17 +134,12 @@ def dense_status(path: str, config: RunConfig = LABEL_CONFIG, *, wait: bool = Tr
 
 @st.cache_resource(show_spinner="BM25 index…", max_entries=4)
 def _bm25_retriever(path: str, build_json: str, signature: str):
-    from labeler.config import BuildConfig
-    from labeler.retrieval import Retriever
-
-    return Retriever(_corpus(path, signature), BuildConfig.from_json(build_json)).prepare("bm25")
+    return pooling.bm25_retriever(_corpus(path, signature), build_json)
 
 
 @st.cache_resource(show_spinner=False, max_entries=1024)
 def _bm25_pooled(path: str, build_json: str, question: str, signature: str):
-    from labeler.candidates import pool_candidates
-
-    return tuple(pool_candidates(_bm25_retriever(path, build_json, signature), question, k_dense=0))
+    return pooling.pool(_bm25_retriever(path, build_json, signature), question, dense=False)
 
 
 def bm25_pooled(path: str, question: str, config: RunConfig = LABEL_CONFIG):
@@ -170,9 +149,7 @@ def bm25_pooled(path: str, question: str, config: RunConfig = LABEL_CONFIG):
 
 @st.cache_resource(show_spinner=False, max_entries=1024)
 def _pooled(path: str, build_json: str, question: str, signature: str):
-    from labeler.candidates import pool_candidates
-
-    return tuple(pool_candidates(_retriever(path, build_json, signature), question))
+    return pooling.pool(_retriever(path, build_json, signature), question)
 
 
 def pooled(path: str, question: str, config: RunConfig = LABEL_CONFIG):
@@ -182,20 +159,14 @@ def pooled(path: str, question: str, config: RunConfig = LABEL_CONFIG):
 
 @st.cache_resource(show_spinner=False, max_entries=4)
 def _corpus_text(path: str, signature: str):
-    from labeler.judging import CorpusText
-
-    return CorpusText.of(_corpus(path, signature))
+    return pooling.corpus_text(_corpus(path, signature))
 
 
 # A question's features hold a copy of the corpus's tf-idf rows (SciFact: ~10 MB): a few questions at a time.
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _judging_features(path: str, build_json: str, question: str, signature: str, dense: bool):
-    from labeler.judging import question_features
-    from labeler.judging.features import retriever_scores
-
     retriever = (_retriever if dense else _bm25_retriever)(path, build_json, signature)
-    return question_features(_corpus_text(path, signature), question,
-                             retriever_scores(retriever, [question], dense=dense)[0])
+    return pooling.judging_features(_corpus_text(path, signature), retriever, question, dense=dense)
 
 
 def judging_features(path: str, question: str, *, dense: bool, config: RunConfig = LABEL_CONFIG):

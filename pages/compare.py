@@ -29,7 +29,7 @@ labels = {r.run_id: ev.run_label(r) for r in saved}
 p1, p2, p3, p4 = st.columns([3, 3, 1, 2])
 a_id = p1.selectbox("Baseline (A)", ids, index=1, key="compare_a", format_func=labels.get)
 b_id = p2.selectbox("Candidate (B)", ids, index=0, key="compare_b", format_func=labels.get)
-cutoff = p3.selectbox("Cutoff k", ev.CUTOFFS, index=ev.CUTOFFS.index(ev.DEFAULT_CUTOFF), key="compare_cutoff")
+cutoff = p3.selectbox("Cutoff", ev.CUTOFFS, index=ev.CUTOFFS.index(ev.DEFAULT_CUTOFF), key="compare_cutoff")
 metrics = ev.headline_measures(cutoff)
 compare_metric = p4.selectbox("Per question by", metrics, index=3, key="compare_metric")
 if a_id == b_id:

@@ -9,9 +9,9 @@ from labeler_app import evaluate as ev
 from labeler_app import judging_order as jo
 from labeler_app.text import inert
 from labeler_pages._common import HOLES_PARAM, Keys, actor, guard, score_columns
-from labeler_pages._config_form import config_form
-from labeler_pages._eval_results import abstention_section, metrics_section, results_heading, scroll_after_run
-from labeler_pages._loaders import incomplete_judging, retriever, run_corpus, run_holes, saved_runs, workspace
+from labeler_pages._config_form import pipeline_section
+from labeler_pages._eval_results import abstention_section, metrics_section, results_heading
+from labeler_pages._loaders import incomplete_judging, run_corpus, run_holes, saved_runs, workspace
 from labeler_pages._pages import page_path
 from labeler_pages._systems import endpoint_section, upload_section
 
@@ -28,24 +28,8 @@ if system_kind == "HTTP endpoint":
     endpoint_section(s, actor(), corp, path, stale_policy)
 elif system_kind == "Run file":
     upload_section(s, actor(), corp, path, stale_policy)
-submitted = config_form(corp) if system_kind == "Built-in pipeline" else None
-if submitted:
-    values, threshold, name = submitted
-    try:
-        values["abstain_threshold"] = float(threshold) if threshold.strip() else None
-    except ValueError:
-        st.error(f"Abstention threshold {inert(repr(threshold))} is not a number. Hint: leave it empty for none.")
-        st.stop()
-    config = guard(ev.config_from_form, values)
-    ret = retriever(path, config)  # cached on the corpus and the build part: a new threshold or k reuses it
-    bar = st.progress(0.0, text="Retrieving…")
-    done = guard(ev.run_evaluation, s, actor(), ret, config, name=name, stale=stale_policy, corpus_path=path,
-                 progress=lambda done, total, stage: bar.progress(done / total if total else 1.0,
-                                                                  text=f"{stage}: {done} / {total} questions"))
-    bar.empty()
-    st.session_state[Keys.EVAL_RUN], st.session_state[Keys.JUST_RUN] = done.record.run_id, done
-    scroll_after_run()
-    st.success(f"Run #{done.record.run_id} saved (config {done.record.config_hash}).")
+if system_kind == "Built-in pipeline":
+    pipeline_section(s, actor(), corp, path, stale_policy)
 
 saved = saved_runs(s)
 if not saved:
@@ -59,7 +43,7 @@ if st.session_state.get(Keys.EVAL_RUN) not in ids:
 results_heading()
 v1, v2 = st.columns([3, 1])
 run_id = v1.selectbox("Run", ids, key=Keys.EVAL_RUN, format_func=labels.get)
-cutoff = v2.selectbox("Cutoff k", ev.CUTOFFS, index=ev.CUTOFFS.index(ev.DEFAULT_CUTOFF), key="eval_cutoff")
+cutoff = v2.selectbox("Cutoff", ev.CUTOFFS, index=ev.CUTOFFS.index(ev.DEFAULT_CUTOFF), key="eval_cutoff")
 just = st.session_state.pop(Keys.JUST_RUN, None)  # computed on this rerun: shown as is, not read back
 view = just if just is not None and just.record.run_id == run_id else guard(ev.load_run, s, run_id)
 report = view.report

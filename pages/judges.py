@@ -82,7 +82,7 @@ def _judged(url: str, judge: str, spec: str, revision: int, n_grades: int, bars:
 
 
 bars = guard(J.judge_bars, s)
-key = (s.cache_key, name, json.dumps(guard(J.saved_judge, s, name).to_dict(), sort_keys=True), guard(s.revision),
+key = (s.cache_key, name, json.dumps(guard(J.saved_judge, s, name).to_dict(), sort_keys=True), guard(s.collections.revision),
        sum(c.grades for c in counts if c.judge == name), json.dumps(bars, sort_keys=True))
 st.subheader(f"Calibration of {inert(name)}", anchor=False)
 cal = guard(_calibration, *key)

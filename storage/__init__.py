@@ -1,7 +1,8 @@
 """Persistence: schema, migrations and repositories for collections, questions, judgments, runs.
 
-Never imports streamlit. Pages and the CLI use `open_store()` and the `Store` methods; the
-records it returns live in labeler_storage.records.
+Never imports streamlit. The app layer and the CLI use `open_store()` and the Store's topics
+(`store.questions.add(...)`, `store.runs.load(run_id)`: labeler_storage.topics); the records they
+return live in labeler_storage.records.
 """
 from labeler_storage.bound import CollectionStore
 from labeler_storage.engine import default_db_url, normalize_db_url

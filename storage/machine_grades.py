@@ -27,8 +27,6 @@ from labeler.errors import InputError
 from labeler_storage import schema as S
 from labeler_storage.checks import chunks
 from labeler_storage.clock import now_iso
-from labeler_storage.collection import collection_id, collection_row
-from labeler_storage.records import DEFAULT_COLLECTION
 
 MACHINE_FIELD = "machine_grades"  # a golden JSONL question's machine grades (export --with-machine)
 GRADE_KEYS = ("doc_id", "grade", "judge", "model", "prompt_hash", "params", "doc_hash", "raw", "rationale", "at")
@@ -222,43 +220,3 @@ def judge_specs(conn: Connection) -> dict[str, dict[str, Any]]:
 
 def delete_judge(conn: Connection, name: str) -> bool:
     return conn.execute(S.judges.delete().where(S.judges.c.name == name)).rowcount > 0
-
-
-class MachineGradeStore:
-    """The store's part for machine grades and saved judges; a base of `Store` (which holds `_db`)."""
-
-    _db: Any
-
-    def save_machine_grades(self, found: Iterable[Any], *, collection: str = DEFAULT_COLLECTION) -> int:
-        """Save machine grades in one transaction, leaving pairs already graded by that judge, prompt and
-        content; how many were new."""
-        with self._db.write() as conn:
-            return save_grades(conn, collection_id(conn, collection, create=True), found)
-
-    def machine_grades(self, *, collection: str = DEFAULT_COLLECTION, judge: str | None = None,
-                       prompt_hash: str | None = None, query_id: str | None = None) -> list[StoredMachineGrade]:
-        """The collection's machine grades, stale ones marked ([] without the collection)."""
-        with self._db.read() as conn:
-            row = collection_row(conn, collection)
-            return [] if row is None else grades(conn, row.id, judge=judge, prompt_hash=prompt_hash, query_id=query_id)
-
-    def machine_grade_counts(self, *, collection: str = DEFAULT_COLLECTION) -> list[JudgeCount]:
-        """Per judge: machine grades in the collection, stale ones, questions graded."""
-        with self._db.read() as conn:
-            row = collection_row(conn, collection)
-            return [] if row is None else counts(conn, row.id)
-
-    def save_judge(self, name: str, spec: Mapping[str, Any], *, by: str = "") -> None:
-        """Save (or replace) a judge's declaration under its name."""
-        with self._db.write() as conn:
-            save_judge(conn, name, spec, by=by)
-
-    def judge_specs(self) -> dict[str, dict[str, Any]]:
-        """Every saved judge's declaration, by name."""
-        with self._db.read() as conn:
-            return judge_specs(conn)
-
-    def delete_judge(self, name: str) -> bool:
-        """Forget a saved judge (its machine grades stay, under its name); False if there was none."""
-        with self._db.write() as conn:
-            return delete_judge(conn, name)

@@ -18,9 +18,7 @@ from sqlalchemy.engine import Connection
 
 from labeler_storage import schema as S
 from labeler_storage.clock import now_iso
-from labeler_storage.collection import collection_row
 from labeler_storage.machine_grades import grades, grades_query
-from labeler_storage.records import DEFAULT_COLLECTION
 
 
 @dataclass(frozen=True)
@@ -98,33 +96,3 @@ def seen(conn: Connection, cid: int, *, judge: str | None = None) -> list[SeenSu
         stmt = stmt.where(s.c.judge == judge)
     return [SeenSuggestion(*r) for r in conn.execute(stmt)]
 
-
-class SuggestionStore:
-    """The store's part for suggestions shown; a base of `Store` (which holds `_db`)."""
-
-    _db: Any
-
-    def question_machine_grades(self, query_id: str, *, collection: str = DEFAULT_COLLECTION) -> dict[tuple[str, str], Any]:
-        """(doc_id, judge) -> each judge's current grade on the question's documents ({} without the collection)."""
-        with self._db.read() as conn:
-            row = collection_row(conn, collection)
-            return {} if row is None else current_grades(conn, row.id, query_id)
-
-    def record_suggestion_seen(self, query_id: str, doc_id: str, annotator: str, grade_before: int | None, *,
-                               collection: str = DEFAULT_COLLECTION) -> int:
-        """Record the first sight of the pair's current machine grades by `annotator` (see module docstring)."""
-        with self._db.write() as conn:
-            row = collection_row(conn, collection)
-            return 0 if row is None else record_seen(conn, row.id, query_id, doc_id, annotator, grade_before)
-
-    def current_machine_grades(self, *, collection: str = DEFAULT_COLLECTION) -> dict[str, dict[tuple[str, str], int]]:
-        """judge -> (query_id, doc_id) -> its current grade in the collection ({} without the collection)."""
-        with self._db.read() as conn:
-            row = collection_row(conn, collection)
-            return {} if row is None else current_by_judge(conn, row.id)
-
-    def suggestions_seen(self, *, collection: str = DEFAULT_COLLECTION, judge: str | None = None) -> list[SeenSuggestion]:
-        """Every suggestion shown in the collection, with the annotator's grade then and now."""
-        with self._db.read() as conn:
-            row = collection_row(conn, collection)
-            return [] if row is None else seen(conn, row.id, judge=judge)

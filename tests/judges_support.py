@@ -17,9 +17,9 @@ def demo_with_run() -> int:
     with open_store() as store:
         import_demo(store)
         per_query = {}
-        for status in store.list_questions()[:N_QUESTIONS]:
+        for status in store.questions.list()[:N_QUESTIONS]:
             judged = {j.doc_id for j in status.judgments}
             top = [*sorted(judged)[:2], *[d.doc_id for d in corpus.documents if d.doc_id not in judged][:N_HOLES]]
             per_query[status.question.query_id] = {"top_k": [{"doc_id": d, "score": 1 - r / 10, "grade": None}
                                                              for r, d in enumerate(top)]}
-        return store.save_run({"model": "m"}, summary={"metrics": {}}, per_query=per_query, golden_hash="g").run_id
+        return store.runs.save({"model": "m"}, summary={"metrics": {}}, per_query=per_query, golden_hash="g").run_id

@@ -61,6 +61,24 @@ def test_layers_import_only_downwards():
     assert offenders == []
 
 
+
+RETRIEVAL_WORK = {"labeler.retrieval", "labeler.judging.features", "labeler.candidates.pool_candidates",
+                  "labeler.judging.question_features", "labeler.judging.CorpusText", "labeler_app.systems.pooled_ranking"}
+
+
+def test_pages_leave_building_retrievers_and_pooling_to_the_app_layer():
+    """Use cases live in one layer: a page (its cached loader included) calls labeler_app.pooling to
+    build a retriever or pool candidates, and caches what it returns."""
+    offenders = []
+    for path in _sources("pages"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+                     if isinstance(node, ast.ImportFrom) and node.module else [])
+            offenders += [f"{path.relative_to(REPO)} imports {n}" for n in names
+                          if any(n == w or n.startswith(w + ".") for w in RETRIEVAL_WORK)]
+    assert offenders == []
+
 def test_nothing_imports_a_generic_top_level_name():
     """The installed names are distinctive (labeler_storage, not storage): an import by a folder's
     name would work in a checkout and fail from the wheel."""

@@ -28,7 +28,7 @@ def judge_spec(store, value: str):
     path = Path(value).expanduser()
     if path.suffix.lower() in (".toml", ".json") and path.is_file():
         return read_judge_spec(path)
-    saved = store.judge_specs()
+    saved = store.machine.judge_specs()
     if value not in saved:
         raise InputError(f"--judge {value!r} is neither a declaration file (.toml/.json) nor a saved judge",
                          hint=f"saved judges: {', '.join(sorted(saved)) or '(none yet)'}; declare one on the Judges "
@@ -64,17 +64,17 @@ def stored_pairs(golden: Path, judge: Path, db_url: str | None) -> StoredPairs |
         raise InputError(f"{golden} is neither a golden file nor a collection (there is no database here yet)",
                          path=str(golden), hint="give a golden JSONL file, or a collection name with --db.")
     with open_store(url) as opened:
-        if opened.get_collection(str(golden)) is None:
+        if opened.collections.get(str(golden)) is None:
             raise InputError(f"{golden} is neither a golden file nor a collection of the database",
                              path=str(golden), hint="give a golden JSONL file, or a collection name (see --db).")
         store = CollectionStore(opened, str(golden))
-        human = human_pairs(store.export_golden())
+        human = human_pairs(store.golden.export())
         if judge.is_file():
             return StoredPairs(human)
         spec = judge_spec(opened, str(judge))
         edits = post_edit(store, spec.name).get(spec.name, PostEdit(spec.name))
         return StoredPairs(human, spec.name,
-                           machine_pairs(store.machine_grades(judge=spec.name, prompt_hash=spec.prompt_hash)),
+                           machine_pairs(store.machine.grades(judge=spec.name, prompt_hash=spec.prompt_hash)),
                            edits.to_dict())
 
 
@@ -115,7 +115,7 @@ def judge_command(collection: str, judge_name: str, holes_from: str | None, judg
                          hint="e.g. --holes-from 3, or --judged to grade what the calibration rests on.")
     run_id = run_id_of(holes_from) if holes_from is not None else None
     with open_store(db_url) as opened:
-        found = opened.get_collection(collection)
+        found = opened.collections.get(collection)
         if found is None:
             raise InputError(f"no collection named {collection!r}", hint="see the collections with the app, or "
                                                                          "`labeler import` a golden set first.")

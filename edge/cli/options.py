@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import click
 
-from labeler.config import CHUNK_UNITS, CHUNKINGS, DEFAULT_MODEL, INDEX_TYPES, RETRIEVERS, RunConfig, parse_filters
+from labeler.config import CHUNK_UNITS, CHUNKINGS, DEFAULT_MODEL, INDEX_TYPES, MODES, RunConfig, parse_filters
 
 _DEFAULTS = RunConfig()
 
@@ -27,9 +27,10 @@ _OPTIONS = [
     click.option("--nprobe", type=int, default=_DEFAULTS.nprobe, show_default=True),
     click.option("--filter", "filters", multiple=True, metavar="KEY=VALUE",
                  help="Metadata filter, repeatable (same key: OR; different keys: AND)."),
-    click.option("--retriever", type=click.Choice(RETRIEVERS), default=_DEFAULTS.retriever, show_default=True,
-                 help="dense (FAISS), bm25, or hybrid (reciprocal-rank fusion of both)."),
-    click.option("--hybrid", is_flag=True, help="Shorthand for --retriever hybrid."),
+    click.option("--mode", type=click.Choice(MODES), default=_DEFAULTS.mode, show_default=True,
+                 help="Retrieval mode: dense (FAISS), bm25, or hybrid (reciprocal-rank fusion of both)."),
+    click.option("--retriever", type=click.Choice(MODES), default=None, hidden=True, help="Old name of --mode."),
+    click.option("--hybrid", is_flag=True, help="Shorthand for --mode hybrid."),
     click.option("--rrf-k", type=int, default=_DEFAULTS.rrf_k, show_default=True),
     click.option("--rerank", "reranker", default=None, metavar="PATH", help="CrossEncoder model folder to rerank with."),
     click.option("--rerank-top", type=int, default=_DEFAULTS.rerank_top, show_default=True),
@@ -53,7 +54,7 @@ def config_options(fn):
 
 
 _KEYS = ("model", "template", "chunking", "chunk_size", "chunk_overlap", "chunk_unit", "index_type", "hnsw_m",
-         "ef_construction", "ef_search", "nlist", "nprobe", "filters", "retriever", "hybrid", "rrf_k", "reranker",
+         "ef_construction", "ef_search", "nlist", "nprobe", "filters", "mode", "retriever", "hybrid", "rrf_k", "reranker",
          "rerank_top", "abstain_threshold")
 
 
@@ -63,8 +64,8 @@ PIPELINE_ONLY = frozenset(_KEYS) - {"abstain_threshold"}  # what another system 
 def config_from_options(kwargs: dict, *, k: int | None = None) -> RunConfig:
     """Pop the config options out of a command's kwargs and build the RunConfig."""
     o = {key: kwargs.pop(key) for key in _KEYS if key in kwargs}
-    retriever = "hybrid" if o.pop("hybrid", False) else o.pop("retriever", _DEFAULTS.retriever)
-    o.pop("retriever", None)
+    old, mode = o.pop("retriever", None), o.pop("mode", _DEFAULTS.mode)
+    mode = "hybrid" if o.pop("hybrid", False) else old or mode
     extra = {"k": k} if k is not None else {}
     return RunConfig(index=o.pop("index_type", "flat"), filters=parse_filters(o.pop("filters", ())),
-                     retriever=retriever, **o, **extra)
+                     mode=mode, **o, **extra)

@@ -27,7 +27,7 @@ def queue_command(collection: str, order: str | None, as_json: bool, db_url: str
     from labeler_storage import CollectionStore, open_store
 
     with open_store(db_url) as opened:
-        if opened.get_collection(collection) is None:
+        if opened.collections.get(collection) is None:
             raise InputError(f"no collection named {collection!r}", hint="see the collections with the app, or "
                                                                          "`labeler import` a golden set first.")
         store = CollectionStore(opened, collection)

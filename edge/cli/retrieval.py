@@ -58,10 +58,10 @@ def index_command(corpus: str, **options) -> None:
     """Build (or reuse) the embeddings and index of CORPUS and say where they are cached."""
     config = config_from_options(options)
     t0 = time.perf_counter()
-    retriever = open_with_progress(corpus, config)  # builds what config.retriever searches with (hybrid: both)
+    retriever = open_with_progress(corpus, config)  # builds what config.mode searches with (hybrid: both)
     info = retriever.info
     seconds = time.perf_counter() - t0
-    if config.retriever == "bm25":
+    if config.mode == "bm25":
         click.echo(f"BM25 index over {info['documents']} documents as {info['chunks']} chunks in {seconds:.1f}s")
     else:
         stats = retriever.stats

@@ -208,7 +208,7 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
         if described:
             click.echo(f"system {system.name} ({described.get('kind')}), k={config.k}")
         else:
-            click.echo(f"config {config.config_hash}: {config.retriever} retrieval, model {config.model}, "
+            click.echo(f"config {config.config_hash}: {config.mode} retrieval, model {config.model}, "
                        f"index {config.index}, k={config.k}")
         click.echo(render_report(report, cutoffs=ks, worst_by=worst_by and _measure(worst_by)))
         if save_run:

@@ -54,7 +54,7 @@ def serve_command(corpus: str, host: str, port: int, depth: int, batch_window: f
     finally:
         bar.close()
     info = service.health()
-    click.echo(f"serving {info['documents']} documents ({config.retriever}, {info['model']}, config "
+    click.echo(f"serving {info['documents']} documents ({config.mode}, {info['model']}, config "
                f"{info['config_hash']}) at http://{host}:{server.server_port} — POST /search, "
                f"GET /search?q=..., GET /health; Ctrl-C stops", nl=True)
     try:

@@ -33,7 +33,6 @@ import hashlib
 import json
 import math
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,13 +41,13 @@ from typing import Any
 
 from labeler.errors import ConfigError
 from labeler.judges.prompt import UMBRELA_PROMPT, template_problem
+from labeler.systems.declaration import decode_declaration, file_format, read_declaration_text
 from labeler.systems.secrets import literal_secrets, mask_declaration
 
 KINDS = ("openai", "python", "file", "embedding")
 _ENV_REF = re.compile(r"\$\{([^}]*)\}")
 _ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _TARGET = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
-_TOML_LINE = re.compile(r"at line (\d+)")
 
 # kind -> {param: (default, type, rule)}; rule: "positive", ">=0" or None (any value of the type)
 _OPENAI = {"url": (None, str, None), "headers": ({}, dict, None), "temperature": (0.0, float, ">=0"),
@@ -196,40 +195,20 @@ def judge_spec_from_dict(data: Any, *, source: str | None = None) -> JudgeSpec:
     return JudgeSpec(name=name.strip(), kind=kind, model=model.strip(), params=params, prompt=prompt or "")
 
 
-def _decode(text: str, source: str | None, fmt: str) -> Any:
-    if fmt == "toml":
-        try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            found = _TOML_LINE.search(str(exc))
-            raise ConfigError(f"not valid TOML: {exc}", path=source, line=int(found.group(1)) if found else None,
-                              hint="see https://toml.io for the syntax.") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"not valid JSON: {exc.msg}", path=source, line=exc.lineno,
-                          hint="fix the JSON, or write the declaration as TOML.") from None
-
-
 def parse_judge_spec(text: str, source: str | None = None, *, format: str | None = None) -> JudgeSpec:
     """A declaration from TOML or JSON text (`format`: "toml"/"json"; guessed from `source`'s
     suffix, else JSON when the text starts with "{"); syntax errors name the line."""
     suffix = str(source or "").lower()
     fmt = format or ("json" if suffix.endswith(".json") else "toml" if suffix.endswith(".toml") else
                      "json" if text.lstrip().startswith("{") else "toml")
-    return judge_spec_from_dict(_decode(text, source, fmt), source=source)
+    return judge_spec_from_dict(decode_declaration(text, source, fmt), source=source)
 
 
 def read_judge_spec(path: str | Path) -> JudgeSpec:
     """A .toml or .json declaration file; a missing name is the file's stem, a relative `path`
     (file judges, python folders) is taken from the file's folder."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the judge declaration: {exc}", path=path,
-                          hint="give a readable UTF-8 .toml or .json file.") from None
-    data = _decode(text, str(path), "json" if path.suffix.lower() == ".json" else "toml")
+    data = decode_declaration(read_declaration_text(path, "judge"), str(path), file_format(path))
     if isinstance(data, dict):
         data.setdefault("name", path.stem)
         if data.get("kind") in ("file", "python") and isinstance(data.get("path"), str) \

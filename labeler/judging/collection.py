@@ -84,7 +84,7 @@ class SimulationCollection:
 
 
 def open_collection(folder: str | Path, *, keep_scale: bool = False, progress: Progress | None = None,
-                    config: RunConfig = RunConfig(retriever="hybrid"), embedder=None) -> SimulationCollection:
+                    config: RunConfig = RunConfig(mode="hybrid"), embedder=None) -> SimulationCollection:
     """Open a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv) with dense and BM25 built or loaded."""
     from labeler.retrieval import open_retriever
 

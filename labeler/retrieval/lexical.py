@@ -51,7 +51,7 @@ class BM25Index:
         if not tokens.vocab:  # bm25s fails with a bare `max() arg is an empty sequence`
             raise CorpusError(f"no document has a word BM25 can index ({len(texts)} texts, all empty, "
                               "stop words, punctuation or single letters)", path=source,
-                              hint="check the corpus's text field, or search it with --retriever dense.")
+                              hint="check the corpus's text field, or search it with --mode dense.")
         model = bm25s.BM25(method="lucene", k1=K1, b=B)
         model.index(tokens, show_progress=False)
         return cls(model)

@@ -344,7 +344,7 @@ def open_retriever(corpus: Corpus | str | Path, config: RunConfig | BuildConfig 
     if not isinstance(corpus, Corpus):
         corpus = load_corpus(corpus)
     if isinstance(config, RunConfig):
-        build, mode = config.build(), config.retriever
+        build, mode = config.build(), config.mode
     else:
         build, mode = config, "dense"
     return Retriever(corpus, build, embedder=embedder, cache_root=cache_root).prepare(mode, progress=progress)

@@ -11,9 +11,7 @@ from a declaration file (.toml / .json), a TREC run file, or a "module:function"
 """
 from __future__ import annotations
 
-import json
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,6 +19,7 @@ from typing import Any
 from labeler.errors import ConfigError
 from labeler.systems.base import Hit, QueryProbe, QuestionError, SearchFailed, System, SystemRun, doc_hits
 from labeler.systems.builtin import BuiltinSystem
+from labeler.systems.declaration import decode_declaration, file_format, read_declaration_text
 from labeler.systems.endpoint_spec import KEYS as ENDPOINT_KEYS
 from labeler.systems.endpoint_spec import EndpointSpec
 from labeler.systems.http import HttpSystem
@@ -102,21 +101,7 @@ def system_from_dict(data: Mapping[str, Any], *, base_dir: str | Path | None = N
 def read_declaration(path: str | Path) -> dict[str, Any]:
     """A .toml or .json system declaration file as a dict (syntax errors as ConfigError with the line)."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"cannot read the system declaration: {exc}", path=path,
-                          hint="give a readable UTF-8 .toml or .json file.") from None
-    if path.suffix.lower() == ".toml":
-        try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"not valid TOML: {exc}", path=path, hint="see https://toml.io for the syntax.") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"not valid JSON: {exc.msg}", path=path, line=exc.lineno,
-                          hint="fix the JSON, or write the declaration as TOML.") from None
+    data = decode_declaration(read_declaration_text(path, "system"), path, file_format(path))
     if not isinstance(data, dict):
         raise ConfigError("a system declaration must be a JSON object", path=path, hint='e.g. {"kind": "http", ...}.')
     return data

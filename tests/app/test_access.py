@@ -51,10 +51,10 @@ def ws(tmp_path, db_url):
     """A store (on each engine) with a question by the annotator (q-ann) and one by the admin (q-boss)."""
     store = open_store(db_url, synchronous="NORMAL")
     corpus = parse_jsonl_corpus(TINY, source="tiny.jsonl")
-    store.ensure_collection(corpus_path=str(tmp_path / "tiny.jsonl"), corpus_fingerprint=corpus.fingerprint)
-    store.add_question("How many vacation days?", query_id="q-ann", author=ANNOTATOR.name)
-    store.add_question("What is the policy?", query_id="q-boss", author=ADMIN.name)
-    store.set_judgment("q-boss", "d1", 2, annotator=ADMIN.name)
+    store.collections.ensure(corpus_path=str(tmp_path / "tiny.jsonl"), corpus_fingerprint=corpus.fingerprint)
+    store.questions.add("How many vacation days?", query_id="q-ann", author=ANNOTATOR.name)
+    store.questions.add("What is the policy?", query_id="q-boss", author=ADMIN.name)
+    store.judgments.set("q-boss", "d1", 2, annotator=ADMIN.name)
     yield SimpleNamespace(store=store, corpus=corpus, db=db_url, tmp=tmp_path)
     store.close()
 
@@ -148,35 +148,35 @@ def test_viewer_refusals_name_the_action(ws):
 def test_admin_loads_the_demo_golden_set(ws):
     from labeler.corpus import load_corpus
 
-    before = ws.store.question_index()
+    before = ws.store.questions.index()
     summary = load_demo_golden(ws.store, ADMIN, load_corpus(SAMPLE_CORPUS), str(SAMPLE_CORPUS))
     assert (summary.collection, summary.n_questions, summary.n_new) == ("demo", 62, 62)
-    assert ws.store.question_index() == before  # the demo has its own collection
+    assert ws.store.questions.index() == before  # the demo has its own collection
 
 
 def test_the_judgment_and_the_question_are_recorded_under_the_actor(ws):
     qid = label.add_question(ws.store, ws.corpus, ANNOTATOR, "  Is there a gym?  ", " yes-no ")
-    q = ws.store.get_question(qid)
+    q = ws.store.questions.get(qid)
     assert (q.author, q.question, q.query_type, q.corpus_fingerprint) == (ANNOTATOR.name, "Is there a gym?", "yes-no",
                                                                         ws.corpus.fingerprint)
     label.grade(ws.store, ANNOTATOR, qid, "d3", 2)
     label.grade(ws.store, OTHER, qid, "d3", 0)
-    assert {(j.annotator, j.grade) for j in ws.store.judgments(query_id=qid)} == {(ANNOTATOR.name, 2), (OTHER.name, 0)}
+    assert {(j.annotator, j.grade) for j in ws.store.judgments.list(query_id=qid)} == {(ANNOTATOR.name, 2), (OTHER.name, 0)}
     label.grade(ws.store, OTHER, qid, "d3", None)  # clears only OTHER's own grade
-    assert [(j.annotator, j.grade) for j in ws.store.judgments(query_id=qid)] == [(ANNOTATOR.name, 2)]
+    assert [(j.annotator, j.grade) for j in ws.store.judgments.list(query_id=qid)] == [(ANNOTATOR.name, 2)]
     with pytest.raises(TypeError):  # there is no way to pass someone else's name
         label.grade(ws.store, ANNOTATOR, qid, "d3", 1, annotator="someone-else")  # type: ignore[call-arg]
     label.set_unanswerable(ws.store, ADMIN, "q-ann", True)
-    assert ws.store.get_question("q-ann").unanswerable
+    assert ws.store.questions.get("q-ann").unanswerable
 
 
 def test_annotator_edits_and_deletes_their_own_question_while_only_they_judged_it(ws):
     label.grade(ws.store, ANNOTATOR, "q-ann", "d1", 2)  # their own grade does not stop them
     gs.edit_question(ws.store, ANNOTATOR, "q-ann", "How many vacation days a year?", " numeric ", "n")
-    q = ws.store.get_question("q-ann")
+    q = ws.store.questions.get("q-ann")
     assert (q.question, q.query_type, q.notes) == ("How many vacation days a year?", "numeric", "n")
     gs.delete_question(ws.store, ANNOTATOR, "q-ann")
-    assert ws.store.get_question("q-ann") is None
+    assert ws.store.questions.get("q-ann") is None
 
 
 def test_annotator_cannot_change_their_own_question_once_another_annotator_judged_it(ws):
@@ -189,7 +189,7 @@ def test_annotator_cannot_change_their_own_question_once_another_annotator_judge
     assert snapshot(ws.db) == before
     gs.edit_question(ws.store, ADMIN, "q-ann", "Changed by the admin?", "", "")  # an admin still may
     gs.delete_question(ws.store, ADMIN, "q-ann")
-    assert ws.store.get_question("q-ann") is None
+    assert ws.store.questions.get("q-ann") is None
 
 
 def test_annotator_cannot_change_someone_elses_or_an_imported_question(ws):
@@ -203,7 +203,7 @@ def test_annotator_cannot_change_someone_elses_or_an_imported_question(ws):
 
 
 def test_a_viewer_cannot_change_a_question_they_wrote_before_being_demoted(ws):
-    ws.store.add_question("Written as an annotator?", query_id="q-vic", author=VIEWER.name)
+    ws.store.questions.add("Written as an annotator?", query_id="q-vic", author=VIEWER.name)
     with pytest.raises(AccessDenied, match="is a viewer and may not edit or delete their own questions"):
         gs.delete_question(ws.store, VIEWER, "q-vic")
 
@@ -234,11 +234,11 @@ def test_run_evaluation_refuses_a_viewer_before_any_work(ws):
 @pytest.mark.parametrize("actor", [ANNOTATOR, ADMIN])
 def test_run_evaluation_is_allowed_to_annotators_and_admins_and_records_who(ws, monkeypatch, actor):
     # The retrieval itself is the retriever's business (tested there); this one ranks the judged documents.
-    judged = {q.question: list(q.relevance) for q in ws.store.export_golden().queries}
+    judged = {q.question: list(q.relevance) for q in ws.store.golden.export().queries}
     retriever = SimpleNamespace(corpus=ws.corpus, search_many=lambda questions, params, progress=None: [
         [SimpleNamespace(doc_id=d, score=1.0) for d in judged[q]] for q in questions])
     record = run_evaluation(ws.store, actor, retriever, RunConfig(), name="smoke").record
-    assert record.name == "smoke" and ws.store.list_runs()[0].run_id == record.run_id
+    assert record.name == "smoke" and ws.store.runs.list()[0].run_id == record.run_id
     assert rows(ws.db, "SELECT created_by FROM runs") == [(actor.name,)]
 
 

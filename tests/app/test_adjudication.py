@@ -20,15 +20,15 @@ LEAD = Actor("lead@example.org", Role.ADMIN, team=True)
 @pytest.fixture
 def store(db_url):
     s = open_store(db_url, synchronous="NORMAL")
-    s.add_question("How many vacation days?", query_id="q1")
-    s.add_question("Who approves travel?", query_id="q2")
+    s.questions.add("How many vacation days?", query_id="q1")
+    s.questions.add("Who approves travel?", query_id="q2")
     for doc, a, b in (("d1", 2, 0),   # both sides of the relevance line: disputed
                       ("d2", 1, 2),   # spread 1, both relevant: not disputed
                       ("d3", 3, 1)):  # spread 2: disputed
-        s.set_judgment("q1", doc, a, annotator="ann")
-        s.set_judgment("q1", doc, b, annotator="bob")
-    s.set_judgment("q2", "d1", 0, annotator="ann")
-    s.set_judgment("q2", "d1", 0, annotator="bob")
+        s.judgments.set("q1", doc, a, annotator="ann")
+        s.judgments.set("q1", doc, b, annotator="bob")
+    s.judgments.set("q2", "d1", 0, annotator="ann")
+    s.judgments.set("q2", "d1", 0, annotator="bob")
     yield s
     s.close()
 
@@ -41,35 +41,35 @@ def test_the_queue_holds_the_disputed_documents_with_every_grade(store):
 
 
 def test_imported_grades_are_no_one_in_the_queue(store):
-    store.import_golden(GoldenSet((GoldenQuery("q3", "Who approves travel?", relevance={"d1": 3}),)))
-    store.set_judgment("q3", "d1", 0, annotator="ann")
-    store.set_judgment("q3", "d1", 0, annotator="bob")
+    store.golden.import_set(GoldenSet((GoldenQuery("q3", "Who approves travel?", relevance={"d1": 3}),)))
+    store.judgments.set("q3", "d1", 0, annotator="ann")
+    store.judgments.set("q3", "d1", 0, annotator="bob")
     assert [d.doc_id for d in adj.disputes(store, LEAD)] == ["d1", "d3"]  # q3/d1: the people agree on 0
 
 
 def test_the_adjudicated_grade_is_what_the_export_carries(store):
-    assert store.export_golden().get("q1").relevance == {"d1": 1, "d2": 1, "d3": 2}  # floor of the medians
+    assert store.golden.export().get("q1").relevance == {"d1": 1, "d2": 1, "d3": 2}  # floor of the medians
     adj.adjudicate(store, LEAD, "q1", "d1", 0, "  The page is about sick days.  ")
-    exported = store.export_golden().get("q1")
+    exported = store.golden.export().get("q1")
     assert exported.relevance == {"d1": 0, "d2": 1, "d3": 2}
     said = exported.extra["adjudicated"]
     assert said == {"d1": {"grade": 0, "by": LEAD.name, "note": "The page is about sick days.", "at": said["d1"]["at"]}}
-    assert "adjudicated" not in store.export_golden().get("q2").extra
+    assert "adjudicated" not in store.golden.export().get("q2").extra
     assert [(d.doc_id, d.final.grade) for d in adj.disputes(store, LEAD) if d.final] == [("d1", 0)]
     assert [d.doc_id for d in adj.disputes(store, LEAD, open_only=True)] == ["d3"]
-    assert {(j.annotator, j.grade) for j in store.judgments(query_id="q1") if j.doc_id == "d1"} == {
+    assert {(j.annotator, j.grade) for j in store.judgments.list(query_id="q1") if j.doc_id == "d1"} == {
         ("ann", 2), ("bob", 0)}  # the grades stay as given
     adj.adjudicate(store, LEAD, "q1", "d1", None, "")  # withdrawn: the consensus again
-    assert store.export_golden().get("q1").relevance["d1"] == 1
+    assert store.golden.export().get("q1").relevance["d1"] == 1
     assert rows(store, "SELECT count(*) FROM adjudications") == [(0,)]
 
 
 def test_adjudication_bumps_the_revision_and_goes_with_its_question(store):
-    before = store.revision()
+    before = store.collections.revision()
     adj.adjudicate(store, LEAD, "q1", "d3", 3, "Answers it in full.")
-    assert store.revision() == before + 1
-    store.delete_question("q1")
-    assert store.adjudications() == {}
+    assert store.collections.revision() == before + 1
+    store.questions.delete("q1")
+    assert store.judgments.adjudications() == {}
 
 
 def test_only_an_adjudicator_sets_a_final_grade_and_with_a_note(store):
@@ -81,7 +81,7 @@ def test_only_an_adjudicator_sets_a_final_grade_and_with_a_note(store):
         adj.adjudicate(store, LEAD, "q1", "d1", 7, "why")
     with pytest.raises(InputError, match="no question 'q9'"):
         adj.adjudicate(store, LEAD, "q9", "d1", 0, "why")
-    assert store.adjudications() == {}
+    assert store.judgments.adjudications() == {}
 
 
 def test_quantile_interpolates_between_order_statistics():
@@ -120,9 +120,9 @@ def adjudicate_page_with_one_dispute():
     from browser_support import open_app
 
     with open_store() as s:
-        s.add_question("How many vacation days?", query_id="q1")
-        s.set_judgment("q1", "leave-001", 3, annotator="ann")
-        s.set_judgment("q1", "leave-001", 0, annotator="bob")
+        s.questions.add("How many vacation days?", query_id="q1")
+        s.judgments.set("q1", "leave-001", 3, annotator="ann")
+        s.judgments.set("q1", "leave-001", 0, annotator="bob")
     return open_app("../pages/adjudicate.py", annotator="lead")
 
 def test_adjudicate_page_sets_a_final_grade(app_home):
@@ -136,7 +136,7 @@ def test_adjudicate_page_sets_a_final_grade(app_home):
     assert not at.exception, at.exception
     assert any("Final grade 2 set for leave-001" in m for m in texts(at.success))
     with open_store() as s:
-        said = s.export_golden().get("q1").extra["adjudicated"]
+        said = s.golden.export().get("q1").extra["adjudicated"]
         assert said == {"leave-001": {"grade": 2, "by": "lead", "note": "States the number of days.",
                                       "at": said["leave-001"]["at"]}}
     assert "Queue (0 open of 1)" in [h.value for h in at.subheader]
@@ -146,27 +146,27 @@ def test_an_adjudicated_grade_decides_the_status_as_it_decides_the_export(store)
     from labeler.status import Status
     from labeler_app.label import status_line
 
-    store.set_judgment("q2", "d2", 0, annotator="ann")
-    store.set_judgment("q2", "d2", 2, annotator="bob")  # consensus floor(1) = 1: q2 is done
-    assert store.question_status("q2").status == Status.DONE
+    store.judgments.set("q2", "d2", 0, annotator="ann")
+    store.judgments.set("q2", "d2", 2, annotator="bob")  # consensus floor(1) = 1: q2 is done
+    assert store.questions.status("q2").status == Status.DONE
     adj.adjudicate(store, LEAD, "q2", "d2", 0, "About visas, not approval.")
-    for status in (store.question_index()[1].status, store.question_status("q2").status,
-                   next(s.status for s in store.list_questions() if s.question.query_id == "q2")):
+    for status in (store.questions.index()[1].status, store.questions.status("q2").status,
+                   next(s.status for s in store.questions.list() if s.question.query_id == "q2")):
         assert status == Status.STARTED
-    assert [q.query_id for q in store.export_golden(complete_only=True).queries] == ["q1"]
-    assert status_line(store.question_status("q2")).endswith("· 1 document adjudicated")
-    assert "adjudicated" not in status_line(store.question_status("q2"), hidden=True)  # blind judging
+    assert [q.query_id for q in store.golden.export(complete_only=True).queries] == ["q1"]
+    assert status_line(store.questions.status("q2")).endswith("· 1 document adjudicated")
+    assert "adjudicated" not in status_line(store.questions.status("q2"), hidden=True)  # blind judging
     adj.adjudicate(store, LEAD, "q2", "d2", None, "")
-    assert store.question_index()[1].status == Status.DONE
+    assert store.questions.index()[1].status == Status.DONE
 
 
 def test_setting_a_final_grade_needs_a_grade_chosen_not_a_withdrawal(store):
     adj.adjudicate(store, LEAD, "q1", "d1", 1, "partly")
     with pytest.raises(InputError, match="no final grade chosen"):
         adj.set_final_grade(store, LEAD, "q1", "d1", None, "a note but no grade")
-    assert store.adjudications()[("q1", "d1")].grade == 1  # None would have withdrawn it
+    assert store.judgments.adjudications()[("q1", "d1")].grade == 1  # None would have withdrawn it
     adj.set_final_grade(store, LEAD, "q1", "d3", 2, "mostly")
-    assert store.adjudications()[("q1", "d3")].grade == 2
+    assert store.judgments.adjudications()[("q1", "d3")].grade == 2
 
 
 def test_adjudicate_page_preselects_no_grade_and_refuses_until_one_is_chosen(app_home):
@@ -180,10 +180,10 @@ def test_adjudicate_page_preselects_no_grade_and_refuses_until_one_is_chosen(app
     assert any("no final grade chosen" in e for e in texts(at.error))
     assert at.text_input(key="adjudicate_note").value == "States the number of days."  # kept for the retry
     with open_store() as s:
-        assert s.adjudications() == {}
+        assert s.judgments.adjudications() == {}
     at.radio(key="adjudicate_grade").set_value(0)
     at.button(key="FormSubmitter:adjudicate-form-Set the final grade").click().run()
     assert not at.exception, at.exception
     assert any("Final grade 0 set for leave-001" in m for m in texts(at.success))
     with open_store() as s:
-        assert s.adjudications()[("q1", "leave-001")].grade == 0
+        assert s.judgments.adjudications()[("q1", "leave-001")].grade == 0

@@ -78,7 +78,7 @@ def test_label_page_offers_bm25_candidates_while_dense_builds(monkeypatch, tmp_p
         badges = " ".join(m.value for m in at.markdown)
         assert "dense #" in badges and not [m for m in texts(at.info) if "still being built" in m]
         from labeler_storage import open_store
-        assert len(open_store(os.path.join(tmp_path, "home", "labeler.db")).judgments()) == 1
+        assert len(open_store(os.path.join(tmp_path, "home", "labeler.db")).judgments.list()) == 1
     finally:
         st.cache_resource.clear()
         st.cache_data.clear()

@@ -34,7 +34,7 @@ POOL = [Candidate("d1", {"bm25": 1}), Candidate("d2", {"bm25": 2})]
 @pytest.fixture
 def store(db_url):
     s = open_store(db_url, synchronous="NORMAL")
-    s.add_question("How many vacation days?", query_id="q1")
+    s.questions.add("How many vacation days?", query_id="q1")
     label.grade(s, ANN, "q1", "d1", 3)
     label.grade(s, BOB, "q1", "d1", 0)  # d1 is disputed: 3 and 0
     label.grade(s, BOB, "q1", "d2", 1)
@@ -44,7 +44,7 @@ def store(db_url):
 
 def label_page(store, actor):
     """Label: the grades of others on the candidate cards."""
-    views, _ = label.judging_views(store, actor, CORPUS, POOL, store.question_status("q1"))
+    views, _ = label.judging_views(store, actor, CORPUS, POOL, store.questions.status("q1"))
     return {name for v in views for name in v.others}
 
 
@@ -89,7 +89,7 @@ def test_each_read_shows_others_grades_only_to_whom_blind_judging_allows(store, 
 
 def test_the_label_page_says_hidden_exactly_when_it_hides(store):
     store.accounts.set_setting("blind", True)
-    status = store.question_status("q1")
+    status = store.questions.status("q1")
     assert label.judging_views(store, ANN, CORPUS, POOL, status)[1] is True
     assert label.judging_views(store, BOB, CORPUS, POOL, status)[1] is False
     views, hidden = label.judging_views(store, ADMIN, CORPUS, POOL, status)

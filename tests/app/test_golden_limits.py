@@ -42,7 +42,7 @@ def test_question_cap_refuses_a_long_question_when_added_edited_or_imported(tmp_
         qid = lb.add_question(store, corpus, ME, "x" * MAX_QUESTION_CHARS)  # at the cap: kept
         with pytest.raises(InputError, match="the limit is 4,000"):
             gs.edit_question(store, ME, qid, long, "", "")
-        assert store.get_question(qid).question == "x" * MAX_QUESTION_CHARS  # unchanged
+        assert store.questions.get(qid).question == "x" * MAX_QUESTION_CHARS  # unchanged
     path = tmp_path / "golden.jsonl"
     path.write_text(line(1) + line(2, long), encoding="utf-8")
     with pytest.raises(GoldenFormatError) as info:
@@ -89,4 +89,4 @@ def test_cli_import_over_the_cap_exits_2_in_one_line_and_imports_nothing(tmp_pat
     assert str(path) in result.stderr and "Hint: split the file" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.output
     with open_store(db) as store:
-        assert store.get_collection("default") is None  # nothing imported
+        assert store.collections.get("default") is None  # nothing imported

@@ -45,7 +45,7 @@ def http(open_sessions):
 
 
 def _question(store) -> str:
-    return store.add_question("How many vacation days?", author="ann").query_id
+    return store.questions.add("How many vacation days?", author="ann").query_id
 
 
 def _ticket(store, qid: str, recheck=lambda fingerprint: ANN, session: str = "tab-1") -> str:
@@ -69,9 +69,9 @@ def test_grade_route_writes_the_grade_once_through_the_use_case(store, http):
     ticket = _ticket(store, qid)
     assert _post(http, ticket, 1, 3).status_code == 204  # card 2 (d2): 1 -> 3
     assert _grades(store) == [("d2", "ann", 3)]
-    [old, new] = store.grade_history(qid)
+    [old, new] = store.judgments.history(qid)
     assert (old.grade, old.replaced_by, old.change, new.grade, new.replaced_at) == (1, "ann", "regraded", 3, None)
-    assert store.judgments(query_id=qid)[0].doc_hash == CORPUS.get("d2").content_hash  # as the click keeps it
+    assert store.judgments.list(query_id=qid)[0].doc_hash == CORPUS.get("d2").content_hash  # as the click keeps it
     assert gr.written_ahead("tab-1", qid, "d2", 3) and not gr.written_ahead("tab-1", qid, "d2", 3)  # the click's, once
     assert _post(http, ticket, 0, 2).status_code == 403  # used: the rerun mints the next
     assert _grades(store) == [("d2", "ann", 3)]

@@ -38,16 +38,16 @@ def _collection(store, judges: dict[str, callable]) -> int:
         # holes first: filling them moves the numbers
         order = [holes[0], docs[0], holes[1], docs[1], holes[2], docs[2], holes[3], docs[3]]
         per_query[q] = {"top_k": [{"doc_id": d, "score": 1.0 - r / 10, "grade": None} for r, d in enumerate(order)]}
-    store.import_golden(GoldenSet(tuple(questions)))  # one transaction: asha's grades
+    store.golden.import_set(GoldenSet(tuple(questions)))  # one transaction: asha's grades
     for name, grade in judges.items():
         J.declare_judge(store, ADMIN, EMBEDDING.format(name=name))
         spec = J.saved_judge(store, name)
-        store.save_machine_grades([
+        store.machine.save_grades([
             dict(query_id=f"q-{i:02d}", doc_id=d, grade=grade(i, d, _grade(i, int(d[1:])) if d[0] == "d" else None),
                  judge=name, model=spec.model, prompt_hash=spec.prompt_hash, params={}, doc_hash="", raw="", at="t")
             for i in range(N_QUESTIONS) for d in [*(f"d{j}" for j in range(N_JUDGED)),
                                                   *(f"h{i}-{j}" for j in range(N_HOLES))]])
-    return store.save_run({"model": "m"}, summary={"metrics": {}}, per_query=per_query, golden_hash="g").run_id
+    return store.runs.save({"model": "m"}, summary={"metrics": {}}, per_query=per_query, golden_hash="g").run_id
 
 
 def _agrees(i, doc_id, human):  # people's grade where they graded; holes relevant
@@ -64,7 +64,7 @@ def test_a_judge_below_the_bars_never_changes_a_metric(store):
     judged = J.evaluate_with_judge(store, ANNOTATOR, run_id, "bad", bootstrap=50)
     assert not judged.verdict.passes and "binarized kappa" in judged.verdict.line
     assert judged.filled is None and judged.filled_pairs == 0
-    plain = evaluate_golden(store.export_golden(), J.saved_ranking(store, run_id), J.MEASURES)
+    plain = evaluate_golden(store.golden.export(), J.saved_ranking(store, run_id), J.MEASURES)
     assert dict(judged.report.metrics) == dict(plain.metrics)  # exactly the human-only numbers
     assert all(r["human + machine"] is None for r in judged.rows())
     assert [r["judged@k by the judge"] for r in judged.judged_rows()] == [0.0] * len(J.CUTOFFS)
@@ -152,7 +152,7 @@ def test_only_admins_declare_judges_and_a_team_judge_calls_only_listed_hosts(sto
     assert snapshot(store) == before
     monkeypatch.setenv("LABELER_SYSTEM_HOSTS", "10.0.0.1:8000")
     assert J.declare_judge(store, Actor("boss", Role.ADMIN, team=True), text) == "x"
-    assert store.judge_specs()["x"]["url"] == "http://10.0.0.1:8000/v1"
+    assert store.machine.judge_specs()["x"]["url"] == "http://10.0.0.1:8000/v1"
 
 
 def test_grading_with_a_judge_needs_the_right_to_run_evaluations_and_a_run_of_the_collection(store):
@@ -161,7 +161,7 @@ def test_grading_with_a_judge_needs_the_right_to_run_evaluations_and_a_run_of_th
     from labeler_storage import CollectionStore
 
     run_id = _collection(store, {"good": _agrees})
-    store.add_question("Elsewhere?", collection="other")
+    store.questions.add("Elsewhere?", collection="other")
     before = snapshot(store)
     with pytest.raises(AccessDenied):
         J.judge_holes(store, Actor("v", Role.VIEWER, team=True), "good", run_id, load_corpus(SAMPLE))
@@ -188,4 +188,4 @@ def test_a_judged_evaluation_saves_as_a_run_that_records_its_judge_and_calibrati
         judged.calibration.fingerprint
     assert machine["calibration"]["confusion"] == [list(r) for r in judged.calibration.calibration.confusion]
     assert machine["gate"] == {"passes": True, "reasons": []} and machine["filled_pairs"] == N_QUESTIONS * N_HOLES
-    assert [r.run_id for r in store.list_runs()] == [saved.run_id, run_id]
+    assert [r.run_id for r in store.runs.list()] == [saved.run_id, run_id]

@@ -92,7 +92,7 @@ def test_judging_order_find_more_brings_documents_no_retriever_pooled(sample):
 
 def grade_all(store, qid, grades):
     for doc_id, grade in grades:
-        store.set_judgment(qid, doc_id, grade, annotator="asha")
+        store.judgments.set(qid, doc_id, grade, annotator="asha")
 
 
 def test_judging_order_stopping_sample_is_reproducible_and_bounds_what_is_left(sample, tmp_path, monkeypatch):
@@ -104,26 +104,26 @@ def test_judging_order_stopping_sample_is_reproducible_and_bounds_what_is_left(s
     store = open_store(url)
     start = datetime(2026, 12, 1, tzinfo=timezone.utc)
     store.clock = lambda: start + timedelta(seconds=next(ticks))  # the store's one clock
-    qid = store.add_question(QUESTION, author="asha").query_id
-    other = store.add_question("Who approves travel?", author="asha").query_id
+    qid = store.questions.add(QUESTION, author="asha").query_id
+    other = store.questions.add("Who approves travel?", author="asha").query_id
     ids = features.doc_ids
     docs = pool + [d for d in ids if d not in pool]  # the order judged: the pool's first
     # One relevant document, then nine not: one short of the knee (ten in a row without a relevant one).
     grade_all(store, qid, [(docs[0], 2)] + [(d, 0) for d in docs[1:10]])
-    before = jo.stopping(store.question_status(qid), "asha", ids)
+    before = jo.stopping(store.questions.status(qid), "asha", ids)
     assert before.knee_at is None and before.streak == 9 and "after 1 more grade" in before.note
     grade_all(store, qid, [(docs[10], 0)])
-    at_knee = jo.stopping(store.question_status(qid), "asha", ids)
+    at_knee = jo.stopping(store.questions.status(qid), "asha", ids)
     assert at_knee.knee_at == 11 and len(at_knee.sample) == jo.RULE.sample_size
     assert not set(at_knee.sample) & set(docs[:11])  # drawn from what was not judged yet
     assert "judge the 20 cards marked *random sample* (0 of 20 judged)" in at_knee.note
     grade_all(store, other, [(d, 1) for d in docs[:5]])  # another question changes: the sample does not
     grade_all(store, qid, [(at_knee.sample[0], 0)])  # nor does judging it
-    reopened = jo.stopping(open_store(url).question_status(qid), "asha", ids)  # nor a restart
+    reopened = jo.stopping(open_store(url).questions.status(qid), "asha", ids)  # nor a restart
     assert reopened.sample == at_knee.sample and reopened.sample_judged == 1
-    assert jo.stopping(store.question_status(qid), "ben", ids).knee_at is None  # someone else's grades are not mine
+    assert jo.stopping(store.questions.status(qid), "ben", ids).knee_at is None  # someone else's grades are not mine
     grade_all(store, qid, [(d, 0) for d in at_knee.sample[1:]])
-    done = jo.stopping(store.question_status(qid), "asha", ids)
+    done = jo.stopping(store.questions.status(qid), "asha", ids)
     # Nothing relevant in 20 of the 105 documents not judged at the knee: the exact hypergeometric
     # bound allows at most 13 relevant among them: P(X = 0 | N=105, R=13, n=20) = 0.053 > 5%, with R=14 0.041.
     assert done.estimate is not None and done.estimate.unjudged == len(ids) - 11
@@ -132,7 +132,7 @@ def test_judging_order_stopping_sample_is_reproducible_and_bounds_what_is_left(s
     # A relevant document found after the knee outside the sample comes off the bound.
     outside = next(d for d in ids if d not in set(docs[:11]) | set(at_knee.sample))
     grade_all(store, qid, [(outside, 3)])
-    assert jo.stopping(store.question_status(qid), "asha", ids).left_upper == 12
+    assert jo.stopping(store.questions.status(qid), "asha", ids).left_upper == 12
 
 
 def test_judging_order_likely_complete_when_the_bound_allows_at_most_one():
@@ -171,9 +171,9 @@ def test_judging_order_blind_judging_shows_no_model_rank_nor_retriever_rank(app_
 def test_judging_order_cards_beyond_the_pool_are_marked_as_such(sample, tmp_path):
     corpus, _, pool = sample
     store = open_store(tmp_path / "labeler.db")
-    qid = store.add_question(QUESTION, author="asha").query_id
-    store.set_judgment(qid, "travel-001", 1, annotator="asha")  # a found card graded: judged, not pooled
-    status = store.question_status(qid)
+    qid = store.questions.add(QUESTION, author="asha").query_id
+    store.judgments.set(qid, "travel-001", 1, annotator="asha")  # a found card graded: judged, not pooled
+    status = store.questions.status(qid)
     from labeler.candidates import Candidate
     from labeler_app.label import candidate_views
 
@@ -195,14 +195,14 @@ def test_judging_order_counts_the_scored_questions_resting_on_incomplete_judging
     import_demo(store)  # 62 questions graded in a file: no judging order, no estimate
     imported = "q-0001"
     ids = [f"d{i:02d}" for i in range(25)]
-    done, half = (store.add_question(f"Question {n}?", author="asha").query_id for n in range(2))
+    done, half = (store.questions.add(f"Question {n}?", author="asha").query_id for n in range(2))
     grade_all(store, done, [("d00", 2)] + [(d, 0) for d in ids[1:11]])  # the knee: 10 in a row after a relevant one
-    sample = jo.stopping(store.question_status(done), "asha", ids).sample
+    sample = jo.stopping(store.questions.status(done), "asha", ids).sample
     assert sorted(sample) == ids[11:]  # 14 left, fewer than 20: the sample is all of them
     grade_all(store, done, [(d, 0) for d in sample])
-    assert jo.stopping(store.question_status(done), "asha", ids).note.startswith("**Likely complete**: ≤ 0 relevant")
+    assert jo.stopping(store.questions.status(done), "asha", ids).note.startswith("**Likely complete**: ≤ 0 relevant")
     grade_all(store, half, [("d03", 1)])
-    statuses = store.list_questions()
+    statuses = store.questions.list()
     by_id = {s.question.query_id: s for s in statuses}
     assert by_id[imported].judgments and not jo.likely_complete(by_id[imported], ids)
     assert [jo.likely_complete(by_id[q], ids) for q in (done, half)] == [True, False]
@@ -218,15 +218,15 @@ def test_judging_order_queue_offers_likely_complete_questions_last(tmp_path):
     store = open_store(tmp_path / "labeler.db")
     store.accounts.set_setting("overlap", 2)
     ids = [f"d{i:02d}" for i in range(25)]
-    done, other = (store.add_question(f"Question {n}?", author="asha").query_id for n in range(2))
+    done, other = (store.questions.add(f"Question {n}?", author="asha").query_id for n in range(2))
     grade_all(store, done, [("d00", 2)] + [(d, 0) for d in ids[1:11]])
-    grade_all(store, done, [(d, 0) for d in jo.stopping(store.question_status(done), "asha", ids).sample])
-    assert jo.likely_complete(store.question_status(done), ids)
+    grade_all(store, done, [(d, 0) for d in jo.stopping(store.questions.status(done), "asha", ids).sample])
+    assert jo.likely_complete(store.questions.status(done), ids)
     bob = Actor("bob", Role.ANNOTATOR)
     # Without the corpus the queue sends bob to the question closest to full: asha's, likely complete.
     assert next_for_me(store, bob) == done
-    store.release_claim(done, "bob")
+    store.queue.release(done, "bob")
     assert next_for_me(store, bob, doc_ids=ids) == other  # the likely complete one waits until nothing else does
     grade_all(store, other, [("d01", 1)])
-    store.set_judgment(other, "d01", 1, annotator="bob")
+    store.judgments.set(other, "d01", 1, annotator="bob")
     assert next_for_me(store, bob, doc_ids=ids) == done  # still offered, last: overlap wants a second judge

@@ -116,11 +116,11 @@ def test_preview_golden_set_equals_an_evaluate_run_of_the_same_retriever(tmp_pat
     corpus = load_corpus(SAMPLE_CORPUS)
     store = open_store(f"sqlite:///{tmp_path / 'labeler.db'}")
     import_demo(store)
-    config = RunConfig(retriever="bm25")
+    config = RunConfig(mode="bm25")
     retriever = Retriever(corpus, config.build()).prepare("bm25")
     asked = []
     previews = golden_preview(store, lambda q: asked.append(q) or pool_candidates(retriever, q, k_dense=0), ("bm25",))
-    _, report = evaluate_retriever(store.export_golden(), retriever, config)
+    _, report = evaluate_retriever(store.golden.export(), retriever, config)
     [bm25] = previews
     assert bm25.system == "BM25" and bm25.n_questions == report.counts["answerable"] == len(asked)
     for measure in ("recall@10", "mrr@10", "ndcg@10", "judged@10"):

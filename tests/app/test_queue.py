@@ -29,8 +29,8 @@ POOL = [Candidate("d1", {"bm25": 1}), Candidate("d2", {"bm25": 2})]
 @pytest.fixture
 def store(db_url):
     s = open_store(db_url, synchronous="NORMAL")
-    s.add_question("How many vacation days?", query_id="q1")
-    s.add_question("What is the policy?", query_id="q2")
+    s.questions.add("How many vacation days?", query_id="q1")
+    s.questions.add("What is the policy?", query_id="q2")
     yield s
     s.close()
 
@@ -40,7 +40,7 @@ CORPUS = parse_jsonl_corpus(TINY, source="tiny.jsonl")
 
 def _views(store, actor, blind=True):
     store.accounts.set_setting("blind", blind)
-    status = store.question_status("q1")
+    status = store.questions.status("q1")
     return status, label.judging_views(store, actor, CORPUS, POOL, status)[0]
 
 
@@ -115,15 +115,15 @@ def test_label_page_next_question_for_me_button(app_home):
     from browser_support import open_app, texts
 
     s = open_store()
-    s.add_question("How many vacation days?", query_id="q-a")
-    s.add_question("Who approves travel?", query_id="q-b")
-    s.set_judgment("q-b", "leave-001", 1, annotator="ben")  # q-b is closest to done (overlap 2)
+    s.questions.add("How many vacation days?", query_id="q-a")
+    s.questions.add("Who approves travel?", query_id="q-b")
+    s.judgments.set("q-b", "leave-001", 1, annotator="ben")  # q-b is closest to done (overlap 2)
     s.accounts.set_setting("overlap", 2)
     at = open_app(annotator="asha")
     assert at.session_state["q"] == "q-a"  # where asha starts: her first unfinished question
     at.button(key="next-for-me").click().run()
     assert not at.exception, at.exception
-    assert at.session_state["q"] == "q-b" and s.claims() == {"q-b": ["asha"]}
+    assert at.session_state["q"] == "q-b" and s.queue.claims() == {"q-b": ["asha"]}
     cat = open_app(annotator="cat")
     cat.button(key="next-for-me").click().run()
     assert cat.session_state["q"] == "q-a"  # q-b's 2 seats: ben's judgment, asha's claim
@@ -139,7 +139,7 @@ def test_label_page_gives_a_claimed_question_back(app_home):
 
     s = open_store()
     for qid in ("q-a", "q-b", "q-c"):
-        s.add_question(f"Question {qid}?", query_id=qid)
+        s.questions.add(f"Question {qid}?", query_id=qid)
     s.accounts.set_setting("overlap", 1)
     at = open_app(annotator="asha")
     assert not [b for b in at.button if b.key == "give-back"]  # no claim held: nothing to give back
@@ -148,7 +148,7 @@ def test_label_page_gives_a_claimed_question_back(app_home):
     assert any(c.startswith("You hold this question in the queue until") for c in texts(at.caption))
     at.button(key="give-back").click().run()
     assert not at.exception, at.exception
-    assert at.session_state["q"] == "q-b" and s.claims() == {"q-b": ["asha"]}
+    assert at.session_state["q"] == "q-b" and s.queue.claims() == {"q-b": ["asha"]}
     assert any("Gave q-a back to the queue; here is q-b." in m for m in texts(at.success))
     ben = open_app(annotator="ben")
     ben.button(key="next-for-me").click().run()
@@ -161,11 +161,11 @@ def test_label_page_blind_judging_hides_others_until_i_mark_the_question(app_hom
 
     s = open_store()
     s.accounts.set_setting("blind", True)
-    s.add_question("Can I keep a pet snake at my desk?", query_id="q-a")
+    s.questions.add("Can I keep a pet snake at my desk?", query_id="q-a")
     ben = open_app(annotator="ben")
     first = next(m.value for m in ben.markdown if "<small><code>" in m.value).split("<small><code>")[1].split("<")[0]
-    s.set_judgment("q-a", first, 2, annotator="ben")
-    s.set_unanswerable("q-a", by="cat")
+    s.judgments.set("q-a", first, 2, annotator="ben")
+    s.questions.set_unanswerable("q-a", by="cat")
     asha = open_app(annotator="asha")
     cards = [m.value for m in asha.markdown if "<small><code>" in m.value]
     assert cards and not any("others:" in c for c in cards)  # ben's grade is hidden

@@ -28,11 +28,11 @@ def _queue(db_url: str, order: str) -> list[tuple[str, int, float]]:
 @sqlite_only
 def test_queue_order_doubts_sends_people_first_where_the_judge_disagrees_or_is_least_sure(db_url):
     with open_store(db_url) as s:
-        q1, q2, q3 = (s.add_question(f"Question {i}?", author="boss").query_id for i in (1, 2, 3))
+        q1, q2, q3 = (s.questions.add(f"Question {i}?", author="boss").query_id for i in (1, 2, 3))
         s.accounts.set_setting("overlap", 2, by="boss")
-        s.set_judgment(q1, "d0", 2, annotator="ben")
-        s.set_judgment(q3, "d0", 3, annotator="ben")
-        s.save_machine_grades([dict(query_id=q, doc_id=d, grade=g, judge="umb", at="2026-01-01T00:00:00Z")
+        s.judgments.set(q1, "d0", 2, annotator="ben")
+        s.judgments.set(q3, "d0", 3, annotator="ben")
+        s.machine.save_grades([dict(query_id=q, doc_id=d, grade=g, judge="umb", at="2026-01-01T00:00:00Z")
                                for q, d, g in ((q1, "d0", 2), (q3, "d0", 0), (q2, "d1", 1))])
     # q1 d0: umb agrees with ben (doubt 0); q3 d0: umb says 0, ben 3 (doubt 1); q2 d1 nobody graded: umb gave 1,
     # and on the pairs people graded it never gave 1, so P(people disagree | 1) = (0 + 1) / (0 + 2) = 0.5

@@ -31,12 +31,28 @@ def test_runs_report_round_trips_through_a_saved_run(db_url, report):
     with open_store(db_url) as store:  # a SQLite file and a PostgreSQL database: JSON text, exact floats
         saved = save_report(store, report, RunOrigin(config=RunConfig(abstain_threshold=0.5)), golden,
                             corpus_fingerprint="sha256:x", name="baseline")
-        again = report_of(store.load_run(saved.run_id))
+        again = report_of(store.runs.load(saved.run_id))
     assert again == report  # abstention, settings and question texts included
     assert again.abstention.at_threshold.unanswerable_abstained == 1.0  # q3's top 0.4 < 0.5
     assert again.questions["q3"] == "Pets at work?"
     assert saved.config_hash == RunConfig(abstain_threshold=0.5).config_hash
     assert RunOrigin.of_saved(saved.config) == RunOrigin(config=RunConfig(abstain_threshold=0.5))
+
+
+def test_runs_a_run_saved_when_the_mode_was_called_retriever_still_reads(tmp_path, report):
+    from labeler_app.evaluate import load_run, score_scale_note
+
+    old = {**RunConfig(mode="hybrid").to_dict()}
+    old["retriever"] = old.pop("mode")  # the config column as runs saved before the rename hold it
+    with open_store(tmp_path / "old.db") as store:
+        saved = save_report(store, report, RunOrigin(config=RunConfig(mode="hybrid")), parse_golden_jsonl(GOLDEN),
+                            corpus_fingerprint="sha256:x")
+        with store.engine.begin() as conn:
+            conn.exec_driver_sql("UPDATE runs SET config = ? WHERE id = ?", (json.dumps(old), saved.run_id))
+        view = load_run(store, saved.run_id)
+    assert view.record.config == old and view.record.config_hash == RunConfig(mode="hybrid").config_hash
+    assert RunOrigin.of_saved(view.record.config) == RunOrigin(config=RunConfig(mode="hybrid"))
+    assert score_scale_note(view.record.config).startswith("Hybrid retrieval: these scores are fused")
 
 
 def test_runs_every_system_takes_one_path_and_records_its_origin(tmp_path):

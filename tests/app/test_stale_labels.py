@@ -24,7 +24,7 @@ from labeler.retrieval import open_retriever
 from labeler_storage import open_store
 
 ASHA = local_actor("asha")
-BM25 = RunConfig(retriever="bm25")
+BM25 = RunConfig(mode="bm25")
 EDITED, DELETED = "leave-001", "leave-002"  # both graded 3 by asha below
 
 
@@ -50,25 +50,25 @@ def graded(tmp_path, db_url):
     corpus_file = tmp_path / "corpus.jsonl"
     corpus = write_corpus(corpus_file)
     store = open_store(db_url)
-    store.ensure_collection(corpus_path=str(corpus_file), corpus=corpus)
-    q1 = store.add_question("How many vacation days do I get?", author="asha").query_id
-    q2 = store.add_question("Can I carry vacation days over?", author="asha").query_id
+    store.collections.ensure(corpus_path=str(corpus_file), corpus=corpus)
+    q1 = store.questions.add("How many vacation days do I get?", author="asha").query_id
+    q2 = store.questions.add("Can I carry vacation days over?", author="asha").query_id
     for qid in (q1, q2):
         for doc_id, grade in ((EDITED, 3), (DELETED, 3), ("leave-003", 0)):
-            store.set_judgment(qid, doc_id, grade, annotator="asha", doc=corpus.get(doc_id))
+            store.judgments.set(qid, doc_id, grade, annotator="asha", doc=corpus.get(doc_id))
     yield store, corpus_file, corpus, (q1, q2)
     store.close()
 
 
 def test_edit_and_delete_make_grades_stale_and_recheck_clears_them(graded):
     store, corpus_file, v1, (q1, q2) = graded
-    assert store.stale_judgments() == [] and [v.version for v in store.corpus_versions()] == [1]
+    assert store.judgments.stale() == [] and [v.version for v in store.collections.versions()] == [1]
     v2 = write_corpus(corpus_file, edit=EDITED, delete=DELETED)
-    store.ensure_collection(corpus_path=str(corpus_file), corpus=v2)  # reopening the changed corpus
-    [latest, first] = store.corpus_versions()
+    store.collections.ensure(corpus_path=str(corpus_file), corpus=v2)  # reopening the changed corpus
+    [latest, first] = store.collections.versions()
     assert (latest.version, latest.diff.edited, latest.diff.deleted, latest.diff.added) == (2, (EDITED,), (DELETED,), ())
     assert latest.note == "changed since version 1: +0 added, −1 deleted, ~1 edited"
-    stale = store.stale_judgments()
+    stale = store.judgments.stale()
     assert {(s.query_id, s.doc_id, s.reason, s.grade) for s in stale} == {
         (q, d, why, 3) for q in (q1, q2) for d, why in ((EDITED, "edited"), (DELETED, "deleted"))}
     # The Re-check queue shows the old and the new text, the edit marked word by word.
@@ -78,11 +78,11 @@ def test_edit_and_delete_make_grades_stale_and_recheck_clears_them(graded):
     assert next(i for i in items if i.doc_id == DELETED).new_markup == ""
     # Confirming one clears it; regrading another clears it too; a deleted one can be removed.
     rc.confirm(store, ASHA, v2, q1, EDITED)
-    assert (q1, EDITED) not in {(s.query_id, s.doc_id) for s in store.stale_judgments()}
-    assert store.judgments(query_id=q1, annotator="asha")[0].grade == 3  # the grade is kept
-    assert [e.change for e in store.grade_history(q1) if e.doc_id == EDITED] == ["confirmed", ""]
+    assert (q1, EDITED) not in {(s.query_id, s.doc_id) for s in store.judgments.stale()}
+    assert store.judgments.list(query_id=q1, annotator="asha")[0].grade == 3  # the grade is kept
+    assert [e.change for e in store.judgments.history(q1) if e.doc_id == EDITED] == ["confirmed", ""]
     rc.remove(store, ASHA, q1, DELETED)
-    assert len(store.stale_judgments()) == 2  # q2's two remain
+    assert len(store.judgments.stale()) == 2  # q2's two remain
     # The Golden set page counts them; an evaluation reports the remaining stale count.
     assert ("2 of 5 judged documents stale on 1 question: 1 missing from the corpus, 1 edited since judged against "
             "corpus version 2") in gs.overview(store).stale
@@ -102,9 +102,9 @@ def test_stale_count_is_one_number_in_the_same_words_on_the_golden_set_and_evalu
     store, corpus_file, v1, (q1, q2) = graded
     for qid in (q1, q2):  # a second annotator on the same documents: 12 grades, 6 judged documents
         for doc_id, grade in ((EDITED, 2), (DELETED, 3), ("leave-003", 0)):
-            store.set_judgment(qid, doc_id, grade, annotator="bo", doc=v1.get(doc_id))
-    store.ensure_collection(corpus_path=str(corpus_file), corpus=write_corpus(corpus_file, edit=EDITED, delete=DELETED))
-    assert len(store.stale_judgments()) == 8  # grades: 2 annotators x 2 questions x 2 documents
+            store.judgments.set(qid, doc_id, grade, annotator="bo", doc=v1.get(doc_id))
+    store.collections.ensure(corpus_path=str(corpus_file), corpus=write_corpus(corpus_file, edit=EDITED, delete=DELETED))
+    assert len(store.judgments.stale()) == 8  # grades: 2 annotators x 2 questions x 2 documents
     same = "4 of 6 judged documents stale on 2 questions: 2 missing from the corpus, 2 edited since judged"
     assert gs.overview(store).stale.startswith(same + " against corpus version 2.")
     done = run_evaluation(store, ASHA, open_retriever(corpus_file, BM25), BM25, corpus_path=str(corpus_file))
@@ -113,17 +113,17 @@ def test_stale_count_is_one_number_in_the_same_words_on_the_golden_set_and_evalu
 
 def test_a_version_is_recorded_only_when_the_content_changes(graded):
     store, corpus_file, v1, _ = graded
-    store.ensure_collection(corpus_path=str(corpus_file), corpus=load_corpus(corpus_file))  # same content
-    assert len(store.corpus_versions()) == 1
+    store.collections.ensure(corpus_path=str(corpus_file), corpus=load_corpus(corpus_file))  # same content
+    assert len(store.collections.versions()) == 1
     added = write_corpus(corpus_file, add={"_id": "new-1", "title": "New", "text": "A new policy."})
-    store.ensure_collection(corpus_path=str(corpus_file), corpus=added)
-    assert store.corpus_versions()[0].diff.added == ("new-1",) and store.stale_judgments() == []
+    store.collections.ensure(corpus_path=str(corpus_file), corpus=added)
+    assert store.collections.versions()[0].diff.added == ("new-1",) and store.judgments.stale() == []
 
 
 @sqlite_only  # the subject is the exported file, which `labeler eval` reads without any database
 def test_golden_file_carries_hashes_and_eval_detects_stale_labels_from_the_file_alone(graded, tmp_path):
     store, corpus_file, v1, (q1, _) = graded
-    golden = store.export_golden()
+    golden = store.golden.export()
     assert golden.get(q1).extra["doc_hashes"][EDITED] == v1.get(EDITED).content_hash
     text = serialize_golden_jsonl(golden)
     assert serialize_golden_jsonl(parse_golden_jsonl(text)) == text
@@ -155,9 +155,9 @@ def test_import_without_hashes_hashes_against_the_corpus_given(db_url):
 
         import_golden_set(store, read_for_import(SAMPLE_CORPUS / "golden.jsonl", corpus=corpus), corpus=corpus,
                           corpus_path=str(SAMPLE_CORPUS))
-        q = store.export_golden().queries[0]
+        q = store.golden.export().queries[0]
         assert q.extra["doc_hashes"] == {d: corpus.get(d).content_hash for d in q.relevance}
-        assert store.corpus_versions()[0].version == 1 and store.stale_judgments() == []
+        assert store.collections.versions()[0].version == 1 and store.judgments.stale() == []
 
 
 def test_another_corpus_under_the_golden_set_says_what_is_missing_and_runs_know_their_corpus(graded, tmp_path):
@@ -167,12 +167,12 @@ def test_another_corpus_under_the_golden_set_says_what_is_missing_and_runs_know_
     other_file = tmp_path / "other.jsonl"
     other_file.write_text(json.dumps({"_id": "x-1", "title": "Other", "text": "Unrelated text about ships."}) + "\n")
     other = load_corpus(other_file)
-    store.ensure_collection(corpus_path=str(other_file), corpus=other)
+    store.collections.ensure(corpus_path=str(other_file), corpus=other)
     assert ("6 of 6 judged documents stale on 2 questions: 6 missing from the corpus, 0 edited since judged against "
             "corpus version 2") in gs.overview(store).stale
     second = run_evaluation(store, ASHA, open_retriever(other_file, BM25), BM25, corpus_path=str(other_file)).record
     assert second.summary["settings"]["stale"]["n_missing"] == 6  # every judged document, graded 3 or 0
-    runs = store.list_runs()
+    runs = store.runs.list()
     assert [r.corpus_version for r in runs] == [2, 1] and runs[0].corpus_path == str(other_file)
     assert "v2 of " + str(other_file) in runs[0].corpus_line
     note = cmp.compare_runs(store, first.run_id, second.run_id, ["ndcg@10"]).corpus_note
@@ -182,12 +182,12 @@ def test_another_corpus_under_the_golden_set_says_what_is_missing_and_runs_know_
 def test_grades_from_before_versions_are_hashed_against_the_first_version_and_it_says_so(db_url):
     corpus = load_corpus(SAMPLE_CORPUS)
     with open_store(db_url) as store:
-        qid = store.add_question("How many vacation days?").query_id
-        store.set_judgment(qid, EDITED, 2, annotator="asha")  # no document at hand: no hash (as before v8)
-        assert store.judgments()[0].doc_hash is None
-        store.ensure_collection(corpus_path=str(SAMPLE_CORPUS), corpus=corpus)
-        assert store.judgments()[0].doc_hash == corpus.get(EDITED).content_hash
-        assert store.corpus_versions()[0].note == ("first version recorded; 1 judgments given before content "
+        qid = store.questions.add("How many vacation days?").query_id
+        store.judgments.set(qid, EDITED, 2, annotator="asha")  # no document at hand: no hash (as before v8)
+        assert store.judgments.list()[0].doc_hash is None
+        store.collections.ensure(corpus_path=str(SAMPLE_CORPUS), corpus=corpus)
+        assert store.judgments.list()[0].doc_hash == corpus.get(EDITED).content_hash
+        assert store.collections.versions()[0].note == ("first version recorded; 1 judgments given before content "
                                                    "hashes were kept were hashed against this version")
 
 
@@ -198,7 +198,7 @@ def test_cli_export_marks_stale_documents(graded, tmp_path):
     from labeler_edge.cli import cli
 
     store, corpus_file, _, (q1, q2) = graded
-    store.ensure_collection(corpus_path=str(corpus_file), corpus=write_corpus(corpus_file, edit=EDITED))
+    store.collections.ensure(corpus_path=str(corpus_file), corpus=write_corpus(corpus_file, edit=EDITED))
     out = tmp_path / "out.jsonl"
     result = CliRunner().invoke(cli, ["export", str(out), "--mark-stale", "--db", store.url])
     assert result.exit_code == 0, result.output
@@ -213,27 +213,27 @@ def test_another_source_is_recorded_as_another_corpus_and_an_edited_upload_as_a_
     other_file = tmp_path / "other.jsonl"
     other_file.write_text("".join(json.dumps({"_id": f"x-{i}", "title": "Other", "text": f"Ships {i}."}) + "\n"
                                   for i in range(10)))
-    store.ensure_collection(corpus_path=str(other_file), corpus=load_corpus(other_file))
-    latest = store.corpus_versions()[0]
+    store.collections.ensure(corpus_path=str(other_file), corpus=load_corpus(other_file))
+    latest = store.collections.versions()[0]
     assert latest.new_corpus and not latest.diff  # not "+10 added, −N deleted" of the handbook
     assert latest.note == f"another corpus ({other_file}, 10 documents), not a version of {corpus_file}"
     row = rc.version_rows(store)[0]
     assert (row["added"], row["deleted"], row["edited"]) == (None, None, None)
-    assert len(store.stale_judgments()) == 6  # its judged documents are still missing from this corpus
+    assert len(store.judgments.stale()) == 6  # its judged documents are still missing from this corpus
     # Two uploads of one file (each kept in its own folder) are one source: the second is a version.
     uploads = tmp_path / "home" / "corpora"
     first, second = uploads / f"other-{'a' * 16}" / "other.jsonl", uploads / f"other-{'b' * 16}" / "other.jsonl"
     assert corpus_source(str(first)) == corpus_source(str(second)) == "upload:other.jsonl"
     first.parent.mkdir(parents=True)
     first.write_text(other_file.read_text().replace("Ships 0.", "Boats 0."))
-    store.ensure_collection(corpus_path=str(first), corpus=load_corpus(first))
-    assert store.corpus_versions()[0].new_corpus  # an upload is another source than a server path
+    store.collections.ensure(corpus_path=str(first), corpus=load_corpus(first))
+    assert store.collections.versions()[0].new_corpus  # an upload is another source than a server path
     second.parent.mkdir(parents=True)
     second.write_text(other_file.read_text() + json.dumps({"_id": "x-new", "text": "More ships."}) + "\n")
-    store.ensure_collection(corpus_path=str(second), corpus=load_corpus(second))
-    edited = store.corpus_versions()[0]
+    store.collections.ensure(corpus_path=str(second), corpus=load_corpus(second))
+    edited = store.collections.versions()[0]
     assert not edited.new_corpus and edited.note == "changed since version 3: +1 added, −0 deleted, ~1 edited"
-    assert [v.version for v in store.corpus_versions()] == [4, 3, 2, 1]
+    assert [v.version for v in store.collections.versions()] == [4, 3, 2, 1]
 
 
 def test_recheck_unchanged_meaning_sets_aside_only_whitespace_punctuation_and_case():
@@ -263,12 +263,12 @@ def test_recheck_confirm_all_unchanged_meaning_leaves_real_edits(graded):
         lines.append(json.dumps(doc, ensure_ascii=False))
     corpus_file.write_text("\n".join(lines) + "\n", encoding="utf-8")
     v2 = load_corpus(corpus_file)
-    store.ensure_collection(corpus_path=str(corpus_file), corpus=v2)
-    stale = store.stale_judgments()
+    store.collections.ensure(corpus_path=str(corpus_file), corpus=v2)
+    stale = store.judgments.stale()
     assert {(s.doc_id, s.reason) for s in stale} == {(EDITED, "edited"), (DELETED, "edited")}
     assert {(s.query_id, s.doc_id) for s in rc.trivially_edited(store, v2, "asha", stale)} == {(q1, EDITED), (q2, EDITED)}
     assert rc.trivially_edited(store, v2, "ben", stale) == []  # only my own grades
     message = rc.confirm_unchanged_meaning(store, ASHA, v2, stale)
     assert message.startswith("Confirmed 2 grades whose document changed only in whitespace")
-    assert {(s.query_id, s.doc_id) for s in store.stale_judgments()} == {(q1, DELETED), (q2, DELETED)}
-    assert rc.confirm_unchanged_meaning(store, ASHA, v2, store.stale_judgments()).startswith("No grade to confirm")
+    assert {(s.query_id, s.doc_id) for s in store.judgments.stale()} == {(q1, DELETED), (q2, DELETED)}
+    assert rc.confirm_unchanged_meaning(store, ASHA, v2, store.judgments.stale()).startswith("No grade to confirm")

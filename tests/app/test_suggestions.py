@@ -22,16 +22,16 @@ CORPUS = Corpus([Document(f"d{i}", f"Title {i}", f"text of document {i}") for i 
 
 def _setup(store, *, mode: str = "after") -> str:
     """One question; judge `umb` graded d0 (3), d1 (0), d2 (2); judge `emb` graded d0 (1); d3, d4 ungraded."""
-    qid = store.add_question("Which document?", author="boss").query_id
+    qid = store.questions.add("Which document?", author="boss").query_id
     store.accounts.set_setting("suggestions", mode, by="boss")
-    store.save_machine_grades([dict(query_id=qid, doc_id=d, grade=g, judge=j, at="2026-01-01T00:00:00Z")
+    store.machine.save_grades([dict(query_id=qid, doc_id=d, grade=g, judge=j, at="2026-01-01T00:00:00Z")
                                for j, d, g in (("umb", "d0", 3), ("umb", "d1", 0), ("umb", "d2", 2), ("emb", "d0", 1))])
     return qid
 
 
 def _views(store, actor, qid):
     pooled = [Candidate(f"d{i}", {"bm25": i + 1}) for i in range(5)]
-    views, _ = lb.judging_views(store, actor, CORPUS, pooled, store.question_status(qid))
+    views, _ = lb.judging_views(store, actor, CORPUS, pooled, store.questions.status(qid))
     return {v.doc_id: v for v in sg.with_suggestions(views, sg.question_suggestions(store, qid), actor)}
 
 
@@ -65,7 +65,7 @@ def test_with_suggestions_shows_them_before_the_grade_when_the_team_allows_and_n
 @sqlite_only
 def test_with_suggestions_leaves_out_a_grade_whose_document_changed(store):
     qid = _setup(store, mode="before")
-    store.ensure_collection(corpus=CORPUS)  # a corpus version: the grades above name no content hash, so stale
+    store.collections.ensure(corpus=CORPUS)  # a corpus version: the grades above name no content hash, so stale
     assert all(not v.suggested for v in _views(store, ASHA, qid).values())
 
 

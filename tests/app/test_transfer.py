@@ -64,33 +64,33 @@ V2 = parse_jsonl_corpus('{"_id": "d1", "text": "Twelve sick days."}\n{"_id": "d2
 
 def team_collection(store, name: str = "team") -> None:
     """Three annotators, a regrade, an adjudication, votes, a consensus file's grades, and stale grades."""
-    store.ensure_collection(name, corpus_path="/corpus", corpus=V1)
-    store.import_golden(parse_golden_jsonl('{"query_id": "q-0003", "question": "Parking?", "relevance": {"d3": 2}, '
+    store.collections.ensure(name, corpus_path="/corpus", corpus=V1)
+    store.golden.import_set(parse_golden_jsonl('{"query_id": "q-0003", "question": "Parking?", "relevance": {"d3": 2}, '
                                            '"annotators": ["upstream"], "reviewer": {"round": 2}}\n'),
                         collection=name, file_name="upstream.jsonl")
-    store.add_question("How many sick days can I take?", collection=name, author="ann", query_type="policy")
-    store.add_question("Where is Mars?", collection=name, author="bob")
+    store.questions.add("How many sick days can I take?", collection=name, author="ann", query_type="policy")
+    store.questions.add("Where is Mars?", collection=name, author="bob")
     for annotator, d1, d2 in (("ann", 1, 2), ("bob", 0, 1), ("cy", 2, 2)):
-        store.set_judgment("q-0004", "d1", d1, annotator=annotator, collection=name, doc=V1.get("d1"))
-        store.set_judgment("q-0004", "d2", d2, annotator=annotator, collection=name, doc=V1.get("d2"),
+        store.judgments.set("q-0004", "d1", d1, annotator=annotator, collection=name, doc=V1.get("d1"))
+        store.judgments.set("q-0004", "d2", d2, annotator=annotator, collection=name, doc=V1.get("d2"),
                            note=f"seen by {annotator}")
-    store.set_judgment("q-0004", "d1", 3, annotator="ann", collection=name, doc=V1.get("d1"))  # history
-    store.adjudicate("q-0004", "d2", 1, by="lead", note="Partly.", collection=name)
-    store.set_unanswerable("q-0005", True, collection=name, by="bob")
-    store.set_judgment("q-0005", "d3", 0, annotator="cy", collection=name, doc=V1.get("d3"))
-    store.set_judgment("q-0003", "d3", 1, annotator="cy", collection=name, doc=V1.get("d3"))
-    store.ensure_collection(name, corpus=V2)  # d1 edited: the grades given against v1 are stale
-    store.set_judgment("q-0004", "d1", 1, annotator="bob", collection=name, doc=V2.get("d1"))
+    store.judgments.set("q-0004", "d1", 3, annotator="ann", collection=name, doc=V1.get("d1"))  # history
+    store.judgments.adjudicate("q-0004", "d2", 1, by="lead", note="Partly.", collection=name)
+    store.questions.set_unanswerable("q-0005", True, collection=name, by="bob")
+    store.judgments.set("q-0005", "d3", 0, annotator="cy", collection=name, doc=V1.get("d3"))
+    store.judgments.set("q-0003", "d3", 1, annotator="cy", collection=name, doc=V1.get("d3"))
+    store.collections.ensure(name, corpus=V2)  # d1 edited: the grades given against v1 are stale
+    store.judgments.set("q-0004", "d1", 1, annotator="bob", collection=name, doc=V2.get("d1"))
     # A second consensus-only file: its own source, counted at import, then kept apart (a recorded switch).
-    vendor = store.import_golden(parse_golden_jsonl('{"query_id": "vendor-1", "question": "Vendor?", '
+    vendor = store.golden.import_set(parse_golden_jsonl('{"query_id": "vendor-1", "question": "Vendor?", '
                                                     '"relevance": {"d2": 3, "d3": 1}}\n'),
                                  collection=name, file_name="vendor.jsonl")
-    store.set_judgment("vendor-1", "d3", 0, annotator="cy", collection=name, doc=V2.get("d3"))
-    store.set_source_counted(vendor.source, False, by="lead", collection=name)
+    store.judgments.set("vendor-1", "d3", 0, annotator="cy", collection=name, doc=V2.get("d3"))
+    store.sources.set_counted(vendor.source, False, by="lead", collection=name)
 
 
 def stale_of(store, collection: str) -> list[tuple]:
-    return sorted((s.query_id, s.doc_id, s.annotator, s.grade) for s in store.stale_judgments(collection=collection))
+    return sorted((s.query_id, s.doc_id, s.annotator, s.grade) for s in store.judgments.stale(collection=collection))
 
 
 def test_transfer_export_import_export_is_byte_identical_with_several_annotators(request, db_engine, db_url,
@@ -107,7 +107,7 @@ def test_transfer_export_import_export_is_byte_identical_with_several_annotators
         assert stale_of(store, "team") == [("q-0004", "d1", "ann", 3), ("q-0004", "d1", "cy", 2)]
         # Each file's grades are its own source; the vendor's count nowhere, cy's grade stands alone.
         upstream, vendor = exported.get("q-0003").extra, exported.get("vendor-1")
-        assert [(s.file_name, s.counted, s.n_grades) for s in store.grade_sources(collection="team")] == [
+        assert [(s.file_name, s.counted, s.n_grades) for s in store.sources.list(collection="team")] == [
             ("upstream.jsonl", True, 1), ("vendor.jsonl", False, 2)]
         assert exported.get("q-0003").relevance == {"d3": 1}  # cy's 1 outweighs the counted file's 2
         assert vendor.relevance == {"d3": 0} and [list(s.values())[0]["counted"] for s in (
@@ -115,7 +115,7 @@ def test_transfer_export_import_export_is_byte_identical_with_several_annotators
         [switch] = list(vendor.extra["grade_sources"].values())[0]["changes"]
         assert (switch["counted"], switch["by"]) == (False, "lead")
         # Into the same collection: every question is identical, nothing is written.
-        plan = store.plan_import(exported, collection="team")
+        plan = store.golden.plan(exported, collection="team")
         assert (len(plan.new), len(plan.identical), plan.conflicts) == (0, 4, ())
         same = import_golden_set(store, exported, collection="team", corpus=V2).summary
         assert (same.n_new, same.n_identical, same.n_judgments) == (0, 4, 0)
@@ -123,14 +123,14 @@ def test_transfer_export_import_export_is_byte_identical_with_several_annotators
         # Into an empty collection of the same database, against the same corpus.
         import_golden_set(store, read_for_import(io.BytesIO(first)), collection="copy", corpus=V2, corpus_path="/corpus")
         assert export_bytes(golden_to_export(store, collection="copy"), "jsonl") == first
-        assert [(s.name, s.counted) for s in store.grade_sources(collection="copy")] == [
-            (s.name, s.counted) for s in store.grade_sources(collection="team")]
+        assert [(s.name, s.counted) for s in store.sources.list(collection="copy")] == [
+            (s.name, s.counted) for s in store.sources.list(collection="team")]
         assert stale_of(store, "copy") == stale_of(store, "team")
-        history = [(e.doc_id, e.annotator, e.grade, e.change) for e in store.grade_history("q-0004", collection="copy")]
+        history = [(e.doc_id, e.annotator, e.grade, e.change) for e in store.judgments.history("q-0004", collection="copy")]
         assert ("d1", "ann", 1, "regraded") in history
     # Into a fresh database.
     with open_store(new_db_url(request, db_engine, tmp_path / "fresh.db")) as fresh:
         import_golden_set(fresh, parse_golden_jsonl(first.decode()), corpus=V2)
         assert export_bytes(golden_to_export(fresh), "jsonl") == first
-        assert {j.note for j in fresh.judgments(query_id="q-0004") if j.doc_id == "d2"} == {
+        assert {j.note for j in fresh.judgments.list(query_id="q-0004") if j.doc_id == "d2"} == {
             "seen by ann", "seen by bob", "seen by cy"}

@@ -21,7 +21,7 @@ FOCUSED = "() => Number(document.querySelector('[data-focus-mark]')?.dataset.foc
 
 def _history(url: str, doc: str) -> list[tuple[int, str]]:
     with open_store(url) as store:
-        return [(e.grade, e.annotator) for e in store.grade_history(QID) if e.doc_id == doc]
+        return [(e.grade, e.annotator) for e in store.judgments.history(QID) if e.doc_id == doc]
 
 
 def _doc(page, n: int) -> str:
@@ -33,7 +33,7 @@ def test_grade_key_is_saved_by_the_route_before_the_rerun(sample_embeddings, pla
     shutil.copytree(sample_embeddings, home / "cache", dirs_exist_ok=True)
     url = f"sqlite:///{home / 'labeler.db'}"
     with open_store(url) as store:
-        store.add_question("How many vacation days do new employees get?", query_id=QID)
+        store.questions.add("How many vacation days do new employees get?", query_id=QID)
     server = AppServer(home)
     browser = launch_chromium(playwright)
     page = browser.new_context(viewport={"width": 1360, "height": 1000}).new_page()

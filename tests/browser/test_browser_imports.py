@@ -56,7 +56,7 @@ def test_uploading_the_demo_file_over_five_written_questions_changes_none_of_the
         wait_ready(page)
         with open_store(app.home / "labeler.db") as s:
             before = {(q.question.query_id, q.question.question, q.question.author,
-                       tuple((j.doc_id, j.annotator, j.grade) for j in q.judgments)) for q in s.list_questions()}
+                       tuple((j.doc_id, j.annotator, j.grade) for j in q.judgments)) for q in s.questions.list()}
         assert [qid for qid, *_ in sorted(before)] == ["q-0001", "q-0002", "q-0003", "q-0004", "q-0005"]
 
         page.get_by_test_id("stSidebarNav").get_by_role("link", name="Golden set", exact=True).click()
@@ -74,10 +74,10 @@ def test_uploading_the_demo_file_over_five_written_questions_changes_none_of_the
         screenshot(page, "imports-preview-and-choice", full_page=False)
         with open_store(app.home / "labeler.db") as s:
             after = {(q.question.query_id, q.question.question, q.question.author,
-                      tuple((j.doc_id, j.annotator, j.grade) for j in q.judgments)) for q in s.list_questions()
+                      tuple((j.doc_id, j.annotator, j.grade) for j in q.judgments)) for q in s.questions.list()
                      if q.question.author == "asha"}
             assert after == before
-            renamed = {q.extra.get("source_id"): q.question for q in (s.get_question(f"q-{n:04d}")
+            renamed = {q.extra.get("source_id"): q.question for q in (s.questions.get(f"q-{n:04d}")
                                                                       for n in range(63, 68))}
             assert renamed["q-0001"] == "How many vacation days do I get?"
 
@@ -88,7 +88,7 @@ def test_uploading_the_demo_file_over_five_written_questions_changes_none_of_the
         expect(page.get_by_text(re.compile("Opened the demo golden set in its own collection, 'demo'"))).to_be_visible()
         assert "set=demo" in page.url
         with open_store(app.home / "labeler.db") as s:
-            assert len(s.question_index()) == 67 and len(s.question_index(collection="demo")) == 62
+            assert len(s.questions.index()) == 67 and len(s.questions.index(collection="demo")) == 62
     except BaseException:
         screenshot(page, "FAILED-imports")
         raise

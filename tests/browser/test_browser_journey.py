@@ -205,7 +205,7 @@ def test_browser_journey(app, page):
     screenshot(page, "evaluate")
 
     # A second config (BM25), then the comparison.
-    choose(page, "Retriever", "bm25")
+    choose(page, "Retrieval mode", "bm25")
     page.get_by_role("button", name="Run evaluation").click()
     expect_visible(page.get_by_text(re.compile(r"Run #2 saved")))
     sidebar_go(page, "Compare runs")
@@ -267,9 +267,9 @@ def empty_collection(app) -> str:
     """An empty collection on the module's server, where the demo golden set is offered: the default one
     on a first start (what a new user sees, and what the README shots show), else a new one."""
     with open_store(app.home / "labeler.db") as store:
-        if store.get_collection(DEFAULT_COLLECTION) is None or not store.list_questions():
+        if store.collections.get(DEFAULT_COLLECTION) is None or not store.questions.list():
             return DEFAULT_COLLECTION
-        return store.ensure_collection(f"empty-{len(store.list_collections())}").name
+        return store.collections.ensure(f"empty-{len(store.collections.list())}").name
 
 
 def latest_run_id(app) -> int:
@@ -320,7 +320,7 @@ def test_browser_demo_golden_set_keyboard_and_readme_screenshots(app, browser):
         first = latest_run_id(app) + 1
         page.get_by_role("button", name="Run evaluation").click()
         expect_visible(page.get_by_text(re.compile(f"Run #{first} saved")))
-        choose(page, "Retriever", "hybrid")
+        choose(page, "Retrieval mode", "hybrid")
         page.get_by_role("button", name="Run evaluation").click()
         expect_visible(page.get_by_text(re.compile(f"Run #{first + 1} saved")))
         wait_ready(page)

@@ -55,7 +55,7 @@ def test_declare_a_judge_test_it_judge_holes_and_read_the_confusion_matrix(setup
     expect(page.get_by_text(re.compile("^(below|passes) the team.s bars"))).to_be_visible()
     with open_store(db) as s:
         store = CollectionStore(s, "default")
-        cal = collection_calibration(store, judge_spec_from_dict(s.judge_specs()["rule"]), bootstrap=0)
+        cal = collection_calibration(store, judge_spec_from_dict(s.machine.judge_specs()["rule"]), bootstrap=0)
     grid = page.locator(".st-key-confusion")
     expect(grid).to_be_visible()
     grid.scroll_into_view_if_needed()

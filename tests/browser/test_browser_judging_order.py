@@ -51,7 +51,7 @@ def stopping_line(page) -> str:
 
 def test_judging_order_three_grades_reorder_the_rest_and_find_more_goes_beyond_the_pool(server, page):
     app, store = server
-    qid = store.add_question(QUESTION, author="asha").query_id
+    qid = store.questions.add(QUESTION, author="asha").query_id
     page.set_default_timeout(STEP_MS)
     page.goto(app.url + f"/?annotator=asha&q={qid}")
     wait_ready(page)
@@ -62,12 +62,12 @@ def test_judging_order_three_grades_reorder_the_rest_and_find_more_goes_beyond_t
     assert "model #" not in page.locator(".st-key-cand-0").inner_text()  # no grade yet: the pool's order
     for key in "300":  # the first card relevant, the next two not: each grade re-fits the model
         page.keyboard.press(key)
-    wait_until(lambda: len(store.judgments(query_id=qid, annotator="asha")) == 3, "three grades saved")
+    wait_until(lambda: len(store.judgments.list(query_id=qid, annotator="asha")) == 3, "three grades saved")
     expect(page.get_by_text("now #4 of")).to_be_visible()
     wait_ready(page)
     expect(page.locator(".st-key-cand-3").get_by_text("model #1", exact=True)).to_be_visible()  # the model's first choice, focused
     after = cards(page)
-    graded = {j.doc_id for j in store.judgments(query_id=qid, annotator="asha")}
+    graded = {j.doc_id for j in store.judgments.list(query_id=qid, annotator="asha")}
     assert after[:3] == pool[:3] and set(after[:3]) == graded  # the graded cards stay where they were
     rest = [d for d in pool if d not in graded]
     assert sorted(after[3:]) == sorted(rest) and after[3:] != rest  # the ungraded ones are in another order
@@ -82,7 +82,7 @@ def test_judging_order_three_grades_reorder_the_rest_and_find_more_goes_beyond_t
     assert new and found.count() == len(new)  # every card not in the pool is marked as found beyond it
     n = cards(page).index(new[0])
     grade_option(page, n, 2).click()  # judged like any candidate, saved at once
-    wait_until(lambda: any(j.doc_id == new[0] and j.grade == 2 for j in store.judgments(query_id=qid, annotator="asha")),
+    wait_until(lambda: any(j.doc_id == new[0] and j.grade == 2 for j in store.judgments.list(query_id=qid, annotator="asha")),
                "the found document's grade saved")
     wait_ready(page)
     screenshot(page, "label-judging-order", full_page=False)
@@ -100,7 +100,7 @@ def test_judging_order_three_grades_reorder_the_rest_and_find_more_goes_beyond_t
 
 def test_judging_order_a_click_on_a_card_the_pending_grade_will_refill_is_refused(server, page):
     app, store = server
-    qid = store.add_question("Who approves travel abroad?", author="asha").query_id
+    qid = store.questions.add("Who approves travel abroad?", author="asha").query_id
     page.set_default_timeout(STEP_MS)
     page.goto(app.url + f"/?annotator=asha&q={qid}")
     wait_ready(page)
@@ -115,10 +115,10 @@ def test_judging_order_a_click_on_a_card_the_pending_grade_will_refill_is_refuse
         assert page.locator(".st-key-cand-2-grade button[aria-checked=true]").count() == 0
     finally:
         os.kill(app.proc.pid, signal.SIGCONT)
-    wait_until(lambda: store.judgments(query_id=qid, annotator="asha"), "the first grade saved")
+    wait_until(lambda: store.judgments.list(query_id=qid, annotator="asha"), "the first grade saved")
     expect(page.locator(".labeler-saving")).to_have_count(0)
     wait_ready(page)
-    assert [(j.doc_id, j.grade) for j in store.judgments(query_id=qid, annotator="asha")] == [(shown[0], 2)]
+    assert [(j.doc_id, j.grade) for j in store.judgments.list(query_id=qid, annotator="asha")] == [(shown[0], 2)]
     grade_option(page, 2, 1).click()  # answered: the card shows what it holds now, and takes the click
-    wait_until(lambda: len(store.judgments(query_id=qid, annotator="asha")) == 2, "the second grade saved")
-    assert {j.doc_id: j.grade for j in store.judgments(query_id=qid, annotator="asha")}[cards(page)[2]] == 1
+    wait_until(lambda: len(store.judgments.list(query_id=qid, annotator="asha")) == 2, "the second grade saved")
+    assert {j.doc_id: j.grade for j in store.judgments.list(query_id=qid, annotator="asha")}[cards(page)[2]] == 1

@@ -30,7 +30,7 @@ def replicas(request, sample_embeddings, tmp_path, monkeypatch):
         for email, role in (("admin@example.org", "admin"), ("asha@example.org", "annotator"),
                             ("ben@example.org", "annotator")):
             store.accounts.add_user(email, role, password=PASSWORD)
-        store.add_question("How many vacation days do new employees get?", query_id="q-0001",
+        store.questions.add("How many vacation days do new employees get?", query_id="q-0001",
                            author="admin@example.org")
     monkeypatch.setenv("LABELER_DB_URL", url)
     monkeypatch.setenv("LABELER_TEAM", "1")
@@ -73,7 +73,7 @@ def test_two_replicas_blind_judging_disagreement_and_adjudication(replicas, play
         wait_ready(asha)
         expect(grade_option(asha, 0, 3)).to_have_attribute("aria-checked", "true")
         with open_store(url) as store:
-            wait_until(lambda: [(j.doc_id, j.grade) for j in store.judgments(annotator="asha@example.org")] == [(doc, 3)],
+            wait_until(lambda: [(j.doc_id, j.grade) for j in store.judgments.list(annotator="asha@example.org")] == [(doc, 3)],
                        "asha's grade saved on server A")
         # On server B a rerun reads asha's grade from the database, but ben judges blind. (A rerun, not a
         # reload: a built-in sign-in lives in the browser tab's session, and a reload signs out.)
@@ -99,7 +99,7 @@ def test_two_replicas_blind_judging_disagreement_and_adjudication(replicas, play
         wait_ready(admin)
         expect(admin.get_by_text(f"Final grade 2 set for {doc} on q-0001.")).to_be_visible()
         with open_store(url) as store:
-            [q] = store.export_golden().queries
+            [q] = store.golden.export().queries
             assert q.relevance[doc] == 2
             assert q.extra["adjudicated"][doc]["by"] == "admin@example.org"
     finally:

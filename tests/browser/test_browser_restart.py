@@ -107,7 +107,7 @@ class Where(NamedTuple):
 
 def saved(where: Where, who: str) -> dict[str, int]:
     with open_store(where.url) as store:
-        return {j.doc_id: j.grade for j in store.judgments(query_id=QID, annotator=who, collection=where.collection)}
+        return {j.doc_id: j.grade for j in store.judgments.list(query_id=QID, annotator=who, collection=where.collection)}
 
 
 def sign_in(page, who: str) -> None:
@@ -187,7 +187,7 @@ def test_restart_grade_saved_or_named(deployment, sig, browser):
     team = deployment.team
     where = Where(deployment.url, f"restart-{sig.name.lower()}")
     with open_store(where.url) as store:
-        store.add_question("How many vacation days do new employees get?", collection=where.collection, query_id=QID)
+        store.questions.add("How many vacation days do new employees get?", collection=where.collection, query_id=QID)
     users = ("idle@example.org", "busy@example.org") if team else ("idle", "busy")
     server, deployment.server = deployment.server or deployment.start(), None  # this case's until it hands one back
     tabs = []
@@ -201,7 +201,7 @@ def test_restart_grade_saved_or_named(deployment, sig, browser):
         pending = [busy.click(1, 2)]  # and at once the server dies under it
         server.stop(sig)
         with open_store(where.url) as store:  # while it is down, the idle tab's annotator grades card 6 elsewhere
-            store.set_judgment(QID, written := doc_of(idle.page, 6), 0, annotator=idle.who, collection=where.collection)
+            store.judgments.set(QID, written := doc_of(idle.page, 6), 0, annotator=idle.who, collection=where.collection)
         server = deployment.start(port=server.port)
         server.wait_healthy()
         busy.page.wait_for_selector(CONNECTED, timeout=STEP_MS)

@@ -104,7 +104,7 @@ def go(page, name: str) -> None:
 
 def test_pick_paste_and_save_without_waiting_never_changes_another_question(server, page):
     app, store = server
-    before = {q.query_id: q.question for q in store.list_questions() for q in [q.question]}
+    before = {q.query_id: q.question for q in store.questions.list() for q in [q.question]}
     page.goto(app.at())
     wait_ready(page)
     go(page, "Golden set")
@@ -123,7 +123,7 @@ def test_pick_paste_and_save_without_waiting_never_changes_another_question(serv
         expect(saved.or_(refused).or_(unchanged)).to_be_visible()  # one of them, never silence
         was_saved = saved.count() > 0
         wait_ready(page)
-        now = {q.question.query_id: q.question.question for q in store.list_questions()}
+        now = {q.question.query_id: q.question.question for q in store.questions.list()}
         changed = {qid for qid in now if now[qid] != before[qid]}
         # Saved: the target got what was typed; refused, or the paste went into a form the page then
         # replaced (so the target's own text was submitted): nothing changed.
@@ -172,7 +172,7 @@ def test_keyboard_focus_is_scrolled_into_view(server, page):
 def open_new_question(server, page) -> tuple:
     """A new question asha has not graded, open on the Label page with its candidates drawn; (store, its id)."""
     app, store = server
-    qid = store.add_question("How many vacation days do new employees get?", author="asha").query_id
+    qid = store.questions.add("How many vacation days do new employees get?", author="asha").query_id
     page.goto(app.at(f"/?annotator=asha&q={qid}"))
     wait_ready(page)
     page.locator(".st-key-cand-6").wait_for()
@@ -188,14 +188,14 @@ def test_keys_pressed_faster_than_the_app_answers_are_all_kept(server, page):
         page.wait_for_timeout(80)
     expect(page.get_by_text("now #8 of")).to_be_visible(timeout=STEP_MS)  # seven grades, seven jumps
     wait_ready(page)
-    mine = store.judgments(query_id=qid, annotator="asha")
+    mine = store.judgments.list(query_id=qid, annotator="asha")
     assert sorted(j.grade for j in mine) == sorted([2, 1, 0, 3, 2, 1, 0]) and len({j.doc_id for j in mine}) == 7
 
 
 def test_two_annotators_in_two_browsers_have_their_own_progress(server, browser):
     app, store = server
-    first = store.add_question("How many vacation days do new employees get?", author="asha").query_id
-    second = store.add_question("Who approves travel?", author="asha").query_id
+    first = store.questions.add("How many vacation days do new employees get?", author="asha").query_id
+    second = store.questions.add("Who approves travel?", author="asha").query_id
     pages = {}
     try:
         for name in ("asha", "ben"):
@@ -226,15 +226,15 @@ def test_two_annotators_in_two_browsers_have_their_own_progress(server, browser)
         wait_ready(asha)
         expect(asha.get_by_text(re.compile("Disagreement: ben graded a document relevant"))).to_be_visible()
         expect(asha.locator(".st-key-unanswerable button").first).to_have_text(re.compile("^Unmark unanswerable"))
-        assert store.question_status(second).voters == ("asha",) and not store.get_question(second).unanswerable
+        assert store.questions.status(second).voters == ("asha",) and not store.questions.get(second).unanswerable
         ben.goto(app.at("/?annotator=ben"))  # no link: ben starts at his own first unfinished question
         wait_ready(ben)
         expect(ben.locator(".st-key-q input")).to_have_value(re.compile(r"^q-0001 "))
         asha.goto(app.at("/?annotator=asha"))
         wait_ready(asha)
         expect(asha.locator(".st-key-q input")).to_have_value(re.compile(r"^q-0001 "))  # the demo's first
-        assert {j.annotator for j in store.judgments(query_id=first)} == {"asha"}
-        assert {j.annotator for j in store.judgments(query_id=second)} == {"ben"}
+        assert {j.annotator for j in store.judgments.list(query_id=first)} == {"asha"}
+        assert {j.annotator for j in store.judgments.list(query_id=second)} == {"ben"}
         # The Golden set page counts the split and names both sides.
         asha.goto(app.at("/golden_set?annotator=asha"))
         wait_ready(asha)
@@ -258,7 +258,7 @@ def test_the_first_key_after_a_page_load_is_kept(server, page):
     wait_ready(page)
     # Read after the keys: most likely relevant first re-orders the ungraded cards below each grade (graded ones stay).
     docs = [page.locator(f".st-key-cand-{i} small code").first.inner_text() for i in range(4)]
-    mine = {j.doc_id: j.grade for j in store.judgments(query_id=qid, annotator="asha")}
+    mine = {j.doc_id: j.grade for j in store.judgments.list(query_id=qid, annotator="asha")}
     assert mine == {docs[0]: 2, docs[1]: 0, docs[3]: 1}
 
 
@@ -266,7 +266,7 @@ def test_pickers_show_a_questions_new_mark_and_text_at_once(server, page):
     # The boxes kept showing the label they had when picked: "○" after the first grade, the old text
     # after a save (their drop-down lists had the new one).
     app, store = server
-    qid = store.add_question("Where do I park on my first day?", author="asha").query_id
+    qid = store.questions.add("Where do I park on my first day?", author="asha").query_id
     page.goto(app.at(f"/?annotator=asha&q={qid}"))
     wait_ready(page)
     picker = page.locator(".st-key-q input")
@@ -330,16 +330,16 @@ def test_label_keys_after_add_question_grade_its_first_card(server, page):
     expect(grade_option(page, 0, 2).and_(page.locator("[aria-checked=true]"))).to_be_visible()
     expect(grade_option(page, 1, 3).and_(page.locator("[aria-checked=true]"))).to_be_visible()
     wait_ready(page)
-    texts = [q.question.question for q in store.list_questions()]
+    texts = [q.question.question for q in store.questions.list()]
     assert "How long is the notice period?" in texts and not [t for t in texts if "23" in t]
-    qid = next(q.question.query_id for q in store.list_questions() if q.question.question.startswith("How long"))
-    assert sorted(j.grade for j in store.judgments(query_id=qid, annotator="asha")) == [2, 3]
+    qid = next(q.question.query_id for q in store.questions.list() if q.question.question.startswith("How long"))
+    assert sorted(j.grade for j in store.judgments.list(query_id=qid, annotator="asha")) == [2, 3]
     assert in_view(page, ".st-key-cand-0-grade")
 
 
 def test_label_escape_leaves_a_text_box_and_x_marks_unanswerable(server, page):
     app, store = server
-    qid = store.add_question("Is there a staff canteen on the roof?", author="setup").query_id
+    qid = store.questions.add("Is there a staff canteen on the roof?", author="setup").query_id
     page.goto(app.at(f"/?annotator=asha&q={qid}"))
     wait_ready(page)
     search = page.get_by_role("textbox", name="Search the corpus by keyword or document id")
@@ -353,7 +353,7 @@ def test_label_escape_leaves_a_text_box_and_x_marks_unanswerable(server, page):
     wait_ready(page)
     page.keyboard.press("x")
     expect(page.get_by_role("button", name="Unmark unanswerable")).to_be_visible()
-    assert store.question_status(qid).votes_unanswerable("asha")
+    assert store.questions.status(qid).votes_unanswerable("asha")
 
 
 TABS = 20  # the issue asks for 20; each about 3 s idle, much more on a busy machine
@@ -395,7 +395,7 @@ def test_label_a_clicked_grade_says_saving_until_the_server_has_written_it(serve
         saving = page.locator(".st-key-cand-0-grade.labeler-saving")
         expect(saving).to_be_visible()
         page.wait_for_timeout(500)
-        assert saving.count() == 1 and not store.judgments(query_id="q-0002", annotator="asha")
+        assert saving.count() == 1 and not store.judgments.list(query_id="q-0002", annotator="asha")
         look = page.evaluate("() => getComputedStyle(document.querySelector("
                              "'.st-key-cand-0-grade button[aria-checked=true]')).borderStyle")
         assert look == "dashed"  # hatched, not the filled look of a saved grade
@@ -405,5 +405,5 @@ def test_label_a_clicked_grade_says_saving_until_the_server_has_written_it(serve
         os.kill(app.proc.pid, signal.SIGCONT)
     expect(page.locator(".labeler-saving")).to_have_count(0)
     wait_ready(page)
-    assert [j.grade for j in store.judgments(query_id="q-0002", annotator="asha")] == [2]
+    assert [j.grade for j in store.judgments.list(query_id="q-0002", annotator="asha")] == [2]
     expect(grade_option(page, 0, 2).and_(page.locator("[aria-checked=true]"))).to_be_visible()

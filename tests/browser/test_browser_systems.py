@@ -54,7 +54,7 @@ def judged_at_10(page, store) -> float:
     """judged@10 of the latest run, once the page shows its metrics table (the grid draws on a
     canvas, so the figure is read from the run the page saved)."""
     expect(page.locator(".st-key-metrics")).to_be_visible()
-    return store.list_runs()[0].summary["metrics"]["judged@10"]
+    return store.runs.list()[0].summary["metrics"]["judged@10"]
 
 
 def test_declare_an_endpoint_run_it_and_judge_its_holes(setup):
@@ -90,7 +90,7 @@ def test_declare_an_endpoint_run_it_and_judge_its_holes(setup):
     grade_option(card, 0, 0).click()
     wait_ready(page)
     screenshot(page, "systems-holes")
-    wait_until(lambda: any(j.annotator == "asha" for j in store.judgments()), "the hole's grade saved")
+    wait_until(lambda: any(j.annotator == "asha" for j in store.judgments.list()), "the hole's grade saved")
     page.goto(app.url + "/evaluate?annotator=asha")
     wait_ready(page)
     page.get_by_text("HTTP endpoint", exact=True).click()

@@ -227,7 +227,7 @@ def test_team_oidc_roles_and_annotator_identity(home, browser, monkeypatch, tmp_
             wait_ready(ann)
             ann.get_by_role("heading", level=1).first.scroll_into_view_if_needed()
             screenshot(ann, "team-annotator-label", full_page=False)
-            demo = store.judgments(collection="demo")
+            demo = store.judgments.list(collection="demo")
             mine = [(j.query_id, j.doc_id, j.grade) for j in demo if j.annotator == "ann@example.org"]
             assert mine == [("q-0001", doc_id, 0)]
             assert not [j for j in demo if j.annotator == "someone-else"]
@@ -281,7 +281,7 @@ def test_team_builtin_accounts_viewer_lockout_invite_and_expiry(team_site, brows
                         ("locked@example.org", "annotator")):
         store.accounts.add_user(email, role, password=PASSWORD)
     store.accounts.add_user("new@example.org", "annotator")
-    n_judgments = len(store.judgments())
+    n_judgments = len(store.judgments.list())
     page, invited = new_page(browser), new_page(browser)
 
     def journey() -> None:
@@ -305,8 +305,8 @@ def test_team_builtin_accounts_viewer_lockout_invite_and_expiry(team_site, brows
         expect(card(page, "cand-0").get_by_role("radio", name="0 · Not relevant")).to_be_disabled()
         expect(page.get_by_role("button", name="Add question")).to_have_count(0)
         page.keyboard.press("0")  # the keyboard shortcut is disabled too
-        assert len(store.judgments()) == n_judgments
-        assert not [j for j in store.judgments() if j.annotator == "viewer@example.org"]
+        assert len(store.judgments.list()) == n_judgments
+        assert not [j for j in store.judgments.list() if j.annotator == "viewer@example.org"]
         page.get_by_role("heading", level=1).first.scroll_into_view_if_needed()
         screenshot(page, "team-viewer-label", full_page=False)
 
@@ -357,7 +357,7 @@ def test_team_builtin_accounts_viewer_lockout_invite_and_expiry(team_site, brows
         visible(page.get_by_test_id("stAlertContentWarning").filter(has_text="Your session has ended"))
         expect_sign_in_form(page)
         screenshot(page, "team-session-ended", full_page=False)
-        assert not [j for j in store.judgments() if j.annotator == "ann@example.org"]
+        assert not [j for j in store.judgments.list() if j.annotator == "ann@example.org"]
         sign_in_with_password(page, "ann@example.org")
         expect_signed_in(page, "ann@example.org", "annotator")
         visible(card(page, "cand-0"))
@@ -401,7 +401,7 @@ def open_and_sign_in_as_admin(page, server: AppServer, path: str = "/") -> None:
 def test_team_unexpected_page_error_shows_an_id_not_a_traceback(team_site, browser):
     server, home = team_site, team_site.home
     store = admin_only(home)
-    store.ensure_collection("damaged")  # the damage stays in a collection of its own
+    store.collections.ensure("damaged")  # the damage stays in a collection of its own
     page = new_page(browser)
 
     def journey() -> None:

@@ -85,7 +85,7 @@ def test_an_admins_upload_passes_the_team_servers_gate(team_site, browser, tmp_p
         page.locator("[class*=st-key-golden_upload] input[type=file]").set_input_files(str(golden))
         page.get_by_role("button", name="Import").click()
         visible(page.get_by_text("Imported 1 questions"))
-        assert store.get_question("up-1") is not None
+        assert store.questions.get("up-1") is not None
 
     try:
         run_journey("team-upload", server, [page], journey, keep_server=True)

@@ -255,12 +255,12 @@ def test_cli_import_on_conflict_new_skip_replace(setup, tmp_path):
     assert "1 skipped" in run("import", theirs, "--db", db, "--on-conflict", "skip").stdout
     assert "1 added as new questions (fresh ids)" in run("import", theirs, "--db", db, "--on-conflict", "new").stdout
     with open_store(db) as s:
-        assert s.get_question("q1").question == "What is in doc 1?"
-        assert s.get_question("q-0001").extra["source_id"] == "q1"
+        assert s.questions.get("q1").question == "What is in doc 1?"
+        assert s.questions.get("q-0001").extra["source_id"] == "q1"
     assert "1 replaced" in run("import", theirs, "--db", db, "--on-conflict", "replace").stdout
     with open_store(db) as s:
-        q = s.get_question("q1")
+        q = s.questions.get("q1")
         assert q.question == MINE.split('"question": "')[1].split('"')[0]
         assert [v["text"] for v in q.extra["replaced_versions"]] == ["What is in doc 1?"]
-        assert {(e.doc_id, e.grade, e.change) for e in s.grade_history("q1") if e.replaced_at} == {
+        assert {(e.doc_id, e.grade, e.change) for e in s.judgments.history("q1") if e.replaced_at} == {
             ("d1", 3, "import"), ("d2", 0, "import")}

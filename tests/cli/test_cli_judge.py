@@ -29,13 +29,13 @@ def labelled(db_url):
     with open_store(db) as s:
         import_demo(s)
         per_query = {}
-        for status in s.list_questions()[:4]:
+        for status in s.questions.list()[:4]:
             judged = [j.doc_id for j in status.judgments][:2]
             holes = [d.doc_id for d in corpus.documents if d.doc_id not in {j.doc_id for j in status.judgments}]
             top = [*judged, *holes[:N_HOLES]]
             per_query[status.question.query_id] = {"top_k": [{"doc_id": d, "score": 1 - r / 10, "grade": None}
                                                              for r, d in enumerate(top)]}
-        run = s.save_run({"model": "m"}, summary={"metrics": {}}, per_query=per_query, golden_hash="g").run_id
+        run = s.runs.save({"model": "m"}, summary={"metrics": {}}, per_query=per_query, golden_hash="g").run_id
     return db, run, corpus
 
 
@@ -53,7 +53,7 @@ def _judge(db, *args):
 def test_cli_judge_grades_the_holes_once_and_resumes_where_it_stopped(labelled, tmp_path):
     db, run, corpus = labelled
     with open_store(db) as s:
-        judgments = sorted((j.query_id, j.doc_id, j.grade, j.annotator) for j in s.judgments())
+        judgments = sorted((j.query_id, j.doc_id, j.grade, j.annotator) for j in s.judgments.list())
     with rule_server() as server:
         declared = _declaration(tmp_path, server)
         first = _judge(db, "--judge", str(declared), "--holes-from", str(run), "--limit", "5")
@@ -68,9 +68,9 @@ def test_cli_judge_grades_the_holes_once_and_resumes_where_it_stopped(labelled, 
         asked = [r["json"]["messages"][-1]["content"] for r in server.requests]
     assert len(asked) == len(set(asked)) == total  # no pair was sent twice
     with open_store(db) as s:
-        grades = s.machine_grades()
-        questions = {q.question.query_id: q.question.question for q in s.list_questions()}
-        assert sorted((j.query_id, j.doc_id, j.grade, j.annotator) for j in s.judgments()) == judgments
+        grades = s.machine.grades()
+        questions = {q.question.query_id: q.question.question for q in s.questions.list()}
+        assert sorted((j.query_id, j.doc_id, j.grade, j.annotator) for j in s.judgments.list()) == judgments
     assert len(grades) == total and {g.judge for g in grades} == {"rule"}
     for g in grades:  # the rule's grade of what the judge was shown, against the document's current content
         doc = corpus.get(g.doc_id)
@@ -91,7 +91,7 @@ def test_an_interrupted_judge_keeps_what_it_graded_and_the_next_run_grades_only_
 
         with pytest.raises(KeyboardInterrupt), make_judge(spec) as judge:
             judge_pairs(store, judge, spec, pairs, progress=stop_at_five)
-        kept = {(g.query_id, g.doc_id) for g in store.machine_grades()}
+        kept = {(g.query_id, g.doc_id) for g in store.machine.grades()}
         assert len(kept) == 4  # the four answers before the interruption were saved
         sent_before = len(server.requests)
         with make_judge(spec) as judge:
@@ -99,7 +99,7 @@ def test_an_interrupted_judge_keeps_what_it_graded_and_the_next_run_grades_only_
         assert (done.asked, done.saved, done.skipped) == (len(pairs) - 4, len(pairs) - 4, 4)
         resent = [r["json"]["messages"][-1]["content"] for r in server.requests[sent_before:]]
         assert len(resent) == len(pairs) - 4
-        assert len({(g.query_id, g.doc_id) for g in store.machine_grades()}) == len(pairs)
+        assert len({(g.query_id, g.doc_id) for g in store.machine.grades()}) == len(pairs)
 
 
 def test_cli_judge_lists_failures_and_never_grades_them_0(labelled, tmp_path):
@@ -112,11 +112,11 @@ def test_cli_judge_lists_failures_and_never_grades_them_0(labelled, tmp_path):
         assert f"{4 * N_HOLES - 3} pairs graded, 0 already graded (left), 3 failed" in result.output
         assert result.output.count("  failed ") == 3 and "run the command again to retry them" in result.output
         with open_store(db) as s:
-            assert len(s.machine_grades()) == 4 * N_HOLES - 3
+            assert len(s.machine.grades()) == 4 * N_HOLES - 3
         retried = _judge(db, "--judge", str(declared), "--holes-from", str(run))
         assert "3 pairs graded" in retried.output
     with open_store(db) as s:
-        assert len(s.machine_grades()) == 4 * N_HOLES
+        assert len(s.machine.grades()) == 4 * N_HOLES
 
 
 def test_cli_judge_judged_grades_the_pairs_people_graded_for_the_calibration(labelled, tmp_path):
@@ -126,7 +126,7 @@ def test_cli_judge_judged_grades_the_pairs_people_graded_for_the_calibration(lab
         result = _judge(db, "--judge", str(declared), "--judged")
     assert result.exit_code == 0, result.output
     with open_store(db) as s:
-        golden = s.export_golden()
+        golden = s.golden.export()
         human = {(q.query_id, d): g for q in golden.queries if not q.unanswerable for d, g in q.relevance.items()}
         cal = collection_calibration(CollectionStore(s, "default"), read_judge_spec(declared), bootstrap=0)
     assert f"judge rule: {len(human)} pairs graded" in result.output and "the pairs people graded" in result.output
@@ -144,14 +144,14 @@ def _shown(corpus, doc_id):
 
 def _grades(db):
     with open_store(db) as s:
-        return s.machine_grades()
+        return s.machine.grades()
 
 
 def _save_judge(db, tmp_path, server) -> None:
     """The rule server's judge saved in the database as "saved-rule" (as the Judges page saves one)."""
     spec = read_judge_spec(_declaration(tmp_path, server, name="saved-rule"))
     with open_store(db) as s:
-        s.save_judge(spec.name, spec.to_dict(), by="boss")
+        s.machine.save_judge(spec.name, spec.to_dict(), by="boss")
 
 
 def test_cli_judge_finds_a_judge_saved_by_name(labelled, tmp_path):
@@ -175,8 +175,8 @@ def test_cli_judge_finds_a_judge_saved_by_name(labelled, tmp_path):
 def test_cli_judge_bad_input_is_one_line_exit_2_and_changes_nothing(labelled, tmp_path, args, message):
     db, run, _ = labelled
     with open_store(db) as s:
-        s.add_question("Elsewhere?", collection="other")
-        other = s.save_run({"model": "m"}, summary={}, per_query={}, golden_hash="g", collection="other").run_id
+        s.questions.add("Elsewhere?", collection="other")
+        other = s.runs.save({"model": "m"}, summary={}, per_query={}, golden_hash="g", collection="other").run_id
     before = snapshot(db)
     with rule_server() as server:
         declared = _declaration(tmp_path, server)
@@ -203,8 +203,8 @@ def test_cli_calibrate_a_collection_against_a_judge_saved_by_name(labelled, tmp_
     assert result.exit_code == 0, result.output
     got = json.loads(result.output)
     with open_store(db) as s:
-        golden = s.export_golden()
-        machine = {(g.query_id, g.doc_id): g.grade for g in s.machine_grades(judge="saved-rule")}
+        golden = s.golden.export()
+        machine = {(g.query_id, g.doc_id): g.grade for g in s.machine.grades(judge="saved-rule")}
     human = {(q.query_id, d): g for q in golden.queries if not q.unanswerable for d, g in q.relevance.items()}
     pairs = sorted(human)
     assert got["pairs"] == len(pairs) == len(machine)

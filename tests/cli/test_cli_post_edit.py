@@ -22,10 +22,10 @@ ASHA = Actor("asha", Role.ANNOTATOR, team=True)
 @sqlite_only
 def test_cli_calibrate_json_gives_the_saved_judges_post_edit_figures(db_url):
     with open_store(db_url) as s:
-        qid = s.add_question("Which?", author="boss").query_id
+        qid = s.questions.add("Which?", author="boss").query_id
         J.declare_judge(s, local_actor("boss"), 'name = "emb"\nkind = "embedding"\nthresholds = [0.2, 0.35, 0.5]\n')
         spec = J.saved_judge(s, "emb")
-        s.save_machine_grades([dict(query_id=qid, doc_id=d, grade=g, judge="emb", prompt_hash=spec.prompt_hash,
+        s.machine.save_grades([dict(query_id=qid, doc_id=d, grade=g, judge="emb", prompt_hash=spec.prompt_hash,
                                     at="2026-01-01T00:00:00Z") for d, g in (("d0", 2), ("d1", 1), ("d2", 0))])
         s.accounts.set_setting("suggestions", "before", by="boss")
         views = {v.doc_id: v for v in sg.with_suggestions(

@@ -31,10 +31,16 @@ def test_cli_index_then_search_reuses_the_cache(tmp_path):
     assert len(lines) == 2 and all("it-security-" in line for line in lines)
 
 
-def test_cli_index_bm25_builds_no_embeddings():
-    result = CliRunner().invoke(cli, ["index", str(SAMPLE), "--retriever", "bm25"])
+@pytest.mark.parametrize("flag", ["--mode", "--retriever"])  # --retriever: the old name, still read
+def test_cli_index_bm25_builds_no_embeddings(flag):
+    result = CliRunner().invoke(cli, ["index", str(SAMPLE), flag, "bm25"])
     assert result.exit_code == 0, result.output
     assert "BM25 index over 116 documents as 116 chunks" in result.output
+
+
+def test_cli_help_names_the_mode_not_its_old_name():
+    shown = CliRunner().invoke(cli, ["eval", "--help"]).output
+    assert "--mode [dense|bm25|hybrid]" in shown and "--retriever" not in shown
 
 
 def test_cli_search_bad_corpus_exits_2_with_file_and_hint(tmp_path):
@@ -46,7 +52,7 @@ def test_cli_search_bad_corpus_exits_2_with_file_and_hint(tmp_path):
 
 
 @pytest.mark.parametrize("args", [
-    ["index", "{corpus}", "--retriever", "bm25"],
+    ["index", "{corpus}", "--mode", "bm25"],
     ["index", "{corpus}", "--hybrid"],
     ["search", "{corpus}", "the", "--retriever", "bm25"],
 ])

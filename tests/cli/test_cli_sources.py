@@ -25,8 +25,8 @@ def test_cli_import_keeps_file_grades_apart_and_sources_count_them(tmp_path):
     done = run("import", golden, "--db", db, "--keep-file-grades-apart")
     assert done.exit_code == 0 and "The file's grades are kept as (vendor.jsonl, " in done.output
     with open_store(db) as store:
-        [source] = store.grade_sources()
-        assert (source.counted, store.export_golden().get("q1").relevance) == (False, {})
+        [source] = store.sources.list()
+        assert (source.counted, store.golden.export().get("q1").relevance) == (False, {})
     listed = run("sources", "list", "--db", db)
     assert listed.exit_code == 0 and listed.output.startswith(f"{source.name}: 1 grades on 1 questions, kept apart")
     before = snapshot(db)
@@ -36,7 +36,7 @@ def test_cli_import_keeps_file_grades_apart_and_sources_count_them(tmp_path):
     counted = run("sources", "count", source.name, "--db", db)
     assert counted.exit_code == 0 and "counted (where no person graded)" in counted.output
     with open_store(db) as store:
-        assert store.export_golden().get("q1").relevance == {"d1": 3}
+        assert store.golden.export().get("q1").relevance == {"d1": 3}
     out = tmp_path / "out.jsonl"
     assert run("export", out, "--db", db).exit_code == 0
     assert '"changes": [{"counted": true, "at": ' in out.read_text()

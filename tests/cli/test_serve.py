@@ -104,7 +104,7 @@ def test_serve_scored_as_an_endpoint_ranks_like_the_builtin_system(served, home)
 
 def test_serve_health_reports_the_loaded_pipeline(served):
     health = httpx.get(served + "/health").json()
-    assert health["status"] == "ok" and health["documents"] == 116 and health["retriever"] == "dense"
+    assert health["status"] == "ok" and health["documents"] == 116 and health["mode"] == "dense"
     assert health["config_hash"] == RunConfig(k=10).config_hash and health["corpus_fingerprint"].startswith("sha256:")
 
 

@@ -20,7 +20,7 @@ from labeler.config import RunConfig, SearchParams
 from labeler.corpus import Corpus, Document, load_corpus
 from labeler.retrieval import open_retriever
 
-HYBRID = RunConfig(retriever="hybrid")
+HYBRID = RunConfig(mode="hybrid")
 QUESTIONS = ["How many vacation days do I get?", "Can I carry over unused leave?", "Who approves overtime?"]
 SHARD = "vectors-*/shard-*/"
 BM25_FILES = ["data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy", "vocab.index.json",

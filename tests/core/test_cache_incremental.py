@@ -24,7 +24,7 @@ from labeler.retrieval.vector_store import COMPACT_AT, VectorStore, text_keys
 
 QUESTIONS = ["How many vacation days do I get?", "What is the hotel limit on business travel?",
              "What should I do if my laptop is stolen?", "Can I bring my parrot to the office on Fridays?"]
-HYBRID = RunConfig(retriever="hybrid")
+HYBRID = RunConfig(mode="hybrid")
 
 
 def edited(corpus: Corpus, i: int, text: str) -> Corpus:
@@ -164,7 +164,7 @@ corpus = load_corpus(sys.argv[2])
 Path(sys.argv[4]).touch()
 while not Path(sys.argv[5]).exists():
     time.sleep(0.01)
-r = open_retriever(corpus, RunConfig(retriever="hybrid"), cache_root=Path(sys.argv[3]))
+r = open_retriever(corpus, RunConfig(mode="hybrid"), cache_root=Path(sys.argv[3]))
 print(json.dumps({"embedded": r.stats.embedded_chunks, "reused": r.stats.reused_chunks,
                   "top": r.search("Can I bring my parrot to the office?")[0].doc_id}))
 """

@@ -80,7 +80,7 @@ def test_retriever_documents_score_as_their_best_chunk(fake_encoder_factory, tmp
 
 @pytest.mark.parametrize("rrf_k", [60, 1])
 def test_retriever_hybrid_fuses_ranks_reciprocally(fake_encoder_factory, tmp_path, rrf_k):
-    retriever, encoder = make(fake_encoder_factory, tmp_path, PLAIN.with_(retriever="hybrid"))
+    retriever, encoder = make(fake_encoder_factory, tmp_path, PLAIN.with_(mode="hybrid"))
     dense = retriever.dense_many(encoder.encode(["hotel travel"]), P)[0]
     lexical = retriever.bm25_many(["hotel travel"], P)[0]
     fused = retriever.search("hotel travel", P.with_(mode="hybrid", rrf_k=rrf_k))
@@ -108,7 +108,7 @@ def test_rrf_keeps_the_first_lists_chunk_and_ranks_from_one():
     ("the of and", []),  # stop words only: no query term
 ])
 def test_retriever_bm25_only_returns_documents_sharing_a_term(fake_encoder_factory, tmp_path, question, expected):
-    retriever, _ = make(fake_encoder_factory, tmp_path, PLAIN.with_(retriever="bm25"))
+    retriever, _ = make(fake_encoder_factory, tmp_path, PLAIN.with_(mode="bm25"))
     assert [h.doc_id for h in retriever.search(question, P.with_(mode="bm25"))] == expected
 
 
@@ -155,12 +155,12 @@ def test_bm25_and_keyword_terms_keep_devanagari_words_whole(fake_encoder_factory
     assert "छुट्टी" in tokenize(["हर साल 25 दिन की छुट्टी"])[0]
     assert "छुट्टी" in query_terms("कितनी छुट्टी?")
     corpus = Corpus(DOCS.documents + (Document("hi", "छुट्टी नीति", "हर कर्मचारी को 25 दिन की छुट्टी"),))
-    retriever, _ = make(fake_encoder_factory, tmp_path, PLAIN.with_(retriever="bm25"), corpus)
+    retriever, _ = make(fake_encoder_factory, tmp_path, PLAIN.with_(mode="bm25"), corpus)
     assert [h.doc_id for h in retriever.search("छुट्टी", P.with_(mode="bm25"))] == ["hi"]
 
 
 def test_retriever_bm25_only_never_embeds_until_dense_is_asked_for(fake_encoder_factory, tmp_path):
-    retriever, encoder = make(fake_encoder_factory, tmp_path, PLAIN.with_(retriever="bm25"))
+    retriever, encoder = make(fake_encoder_factory, tmp_path, PLAIN.with_(mode="bm25"))
     assert [h.doc_id for h in retriever.search("hotel", P.with_(mode="bm25"))] == ["b"]
     assert encoder.calls == 0 and retriever.info["dimension"] is None and not retriever.ready("dense")
     # Pooled candidates need the dense side: it is built then, once.
@@ -180,7 +180,7 @@ class FakeCrossEncoder:
     {"mode": "hybrid", "rrf_k": 5}, {"reranker": "fake-ce", "rerank_top": 2}, {"ef_search": 8, "nprobe": 1},
 ])
 def test_retriever_search_params_never_rechunk_or_reload(fake_encoder_factory, tmp_path, monkeypatch, changes):
-    retriever, encoder = make(fake_encoder_factory, tmp_path, PLAIN.with_(retriever="hybrid"))
+    retriever, encoder = make(fake_encoder_factory, tmp_path, PLAIN.with_(mode="hybrid"))
     chunked = []
     monkeypatch.setattr(retriever_module, "chunk_corpus", lambda *a, **kw: chunked.append(1) or [])
     monkeypatch.setattr("labeler.retrieval.rerank.load_cross_encoder", lambda path: FakeCrossEncoder())
@@ -212,7 +212,7 @@ def test_reranker_orders_the_head_and_keeps_the_tail_below(fake_encoder_factory,
 def test_retriever_bm25_refuses_a_corpus_with_no_indexable_word(fake_encoder_factory, tmp_path, texts):
     corpus = Corpus(tuple(Document(f"d{i}", "", t) for i, t in enumerate(texts)), source="/data/stop.jsonl")
     with pytest.raises(CorpusError, match="no document has a word BM25 can index") as info:
-        make(fake_encoder_factory, tmp_path, PLAIN.with_(retriever="bm25"), corpus)
+        make(fake_encoder_factory, tmp_path, PLAIN.with_(mode="bm25"), corpus)
     assert str(info.value).startswith("/data/stop.jsonl: ") and "Hint:" in str(info.value)
     # The dense side still works on it.
     dense, _ = make(fake_encoder_factory, tmp_path, PLAIN, corpus)

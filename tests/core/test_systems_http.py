@@ -277,7 +277,7 @@ score = "score"
     assert system_from_dict(from_toml.spec.to_dict()).spec == from_toml.spec  # the dict form round-trips
     broken = tmp_path / "broken.toml"
     broken.write_text('name = "x"\nurl = \n', encoding="utf-8")
-    with pytest.raises(ConfigError, match=r"broken.toml: not valid TOML.*line 2"):
+    with pytest.raises(ConfigError, match=r"broken.toml:2: not valid TOML.*line 2"):
         load_system(broken)
 
 
@@ -289,7 +289,7 @@ def test_system_from_dict_builds_every_kind_and_refuses_unknown_ones(tmp_path, c
     assert python.search("a b", 1) == [Hit("doc-a", 1.0)]
     builtin = system_from_dict({"kind": "builtin", "corpus": "corpus", "config": {"k": 20, "retriever": "bm25"}},
                                base_dir=tmp_path)
-    assert builtin.describe()["config"]["retriever"] == "bm25" and builtin.describe()["corpus"] == str(tmp_path / "corpus")
+    assert builtin.describe()["config"]["mode"] == "bm25" and builtin.describe()["corpus"] == str(tmp_path / "corpus")
     with pytest.raises(ConfigError, match="system kind must be one of builtin, http, python, run, got 'ftp'"):
         system_from_dict({"kind": "ftp"})
     with pytest.raises(ConfigError, match="python system: unknown key"):

@@ -49,7 +49,7 @@ def test_corpus_open_a_path_missing_or_outside_the_roots_says_the_same_and_keeps
     [error] = texts(at.error)
     assert error.startswith("no corpus at that path under the corpus roots") and "Hint:" in error
     assert "secret.csv" not in error and "secret-id" not in error and "nope" not in error
-    assert open_store().get_collection().corpus_path == str(SAMPLE_CORPUS.resolve())
+    assert open_store().collections.get().corpus_path == str(SAMPLE_CORPUS.resolve())
 
 
 def test_corpus_open_another_path_asks_first_then_records_it(app_home, tmp_path, monkeypatch):
@@ -60,11 +60,11 @@ def test_corpus_open_another_path_asks_first_then_records_it(app_home, tmp_path,
     assert not at.exception, at.exception
     [question] = texts(at.warning)
     assert "(2 documents) for everyone" in question and "No document is judged yet" in question
-    assert open_store().get_collection().corpus_path == str(SAMPLE_CORPUS.resolve())  # not yet
+    assert open_store().collections.get().corpus_path == str(SAMPLE_CORPUS.resolve())  # not yet
     at.button(key="confirm-open").click().run()
     assert not at.exception, at.exception
     assert any("2 documents" in m for m in texts(at.success))
-    assert open_store().get_collection().corpus_path == str((root / "tiny.csv").resolve())
+    assert open_store().collections.get().corpus_path == str((root / "tiny.csv").resolve())
     again = open_app(PAGE)
     assert {m.label: m.value for m in again.metric}["Documents"] == "2"
 

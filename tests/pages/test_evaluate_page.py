@@ -27,7 +27,7 @@ def test_evaluate_empty_database_says_there_is_nothing_to_score(app_home):
     at.button(key=RUN).click().run()
     assert not at.exception
     assert any("no labelled question to score yet" in e and "Hint:" in e for e in texts(at.error))
-    assert open_store().list_runs() == []
+    assert open_store().runs.list() == []
 
 
 def test_evaluate_bad_threshold_and_bad_config_are_errors_not_crashes(app_home):
@@ -42,7 +42,7 @@ def test_evaluate_bad_threshold_and_bad_config_are_errors_not_crashes(app_home):
     at.button(key=RUN).click().run()
     assert not at.exception
     assert any("overlap" in e for e in texts(at.error))
-    assert open_store().list_runs() == []
+    assert open_store().runs.list() == []
 
 
 def test_evaluate_run_shows_metrics_per_type_abstention_worst_and_saves_it(app_home):
@@ -62,9 +62,9 @@ def test_evaluate_run_shows_metrics_per_type_abstention_worst_and_saves_it(app_h
     assert any("first relevant" in e.label for e in at.expander)
     # The demo's grades come from a file: no stopping estimate says any question is likely complete.
     assert any(re.match(r"\d+ of \d+ scored questions rest on incomplete judging", w) for w in texts(at.warning))
-    runs = open_store().list_runs()
+    runs = open_store().runs.list()
     assert len(runs) == 1 and runs[0].summary["abstention"]["threshold"] == 0.3
-    assert open_store().load_run(runs[0].run_id).config["abstain_threshold"] == 0.3
+    assert open_store().runs.load(runs[0].run_id).config["abstain_threshold"] == 0.3
 
 
 def test_evaluate_second_run_is_compared_per_metric_and_per_question(app_home):
@@ -72,7 +72,7 @@ def test_evaluate_second_run_is_compared_per_metric_and_per_question(app_home):
     at = open_app(PAGE)
     at.button(key=RUN).click().run()
     assert any("two saved runs" in m for m in texts(open_app(COMPARE).info))
-    at.selectbox(key="cfg_retriever").set_value("bm25")
+    at.selectbox(key="cfg_mode").set_value("bm25")
     at.button(key=RUN).click().run()
     assert not at.exception, at.exception
     history = next(df.value for df in at.dataframe if "config" in df.value.columns and "run" in df.value.columns)
@@ -80,7 +80,7 @@ def test_evaluate_second_run_is_compared_per_metric_and_per_question(app_home):
     at = open_app(COMPARE)
     assert not at.exception, at.exception
     captions = texts(at.caption)
-    assert any("retriever: 'dense' → 'bm25'" in c for c in captions)
+    assert any("mode: 'dense' → 'bm25'" in c for c in captions)
     frames = {tuple(df.value.columns): df.value for df in at.dataframe}
     compare = next(v for k, v in frames.items() if "p_value" in k)
     assert list(compare["metric"]) == ["recall@10", "precision@10", "mrr@10", "ndcg@10"]
@@ -122,7 +122,7 @@ def test_evaluate_new_threshold_or_depth_reuses_the_open_retriever(app_home, mon
     at.button(key=RUN).click().run()
     assert not at.exception, at.exception
     assert len(opened) == 1 and dict(opened[0].stats.steps) == built  # nothing re-chunked or reloaded
-    runs = open_store().list_runs()
+    runs = open_store().runs.list()
     assert [r.summary["abstention"]["threshold"] for r in runs] == [0.5, 0.3]
     assert runs[0].config_hash != runs[1].config_hash
 
@@ -150,7 +150,7 @@ def test_judge_the_holes_of_a_run_from_the_label_page(app_home):
     at.button(key=RUN).click().run()
     assert not at.exception, at.exception
     store = open_store()
-    [run] = store.list_runs()
+    [run] = store.runs.list()
     judged_before = run.summary["metrics"]["judged@10"]
     [link] = [el for el in at.main if getattr(el, "proto", None) is not None and "Judge the holes: " in
               getattr(el.proto, "label", "")]
@@ -175,7 +175,7 @@ def test_judge_the_holes_of_a_run_from_the_label_page(app_home):
     assert after == holes - 1
     again = open_app(PAGE, annotator="asha")
     again.button(key=RUN).click().run()
-    assert store.list_runs()[0].summary["metrics"]["judged@10"] > judged_before
+    assert store.runs.list()[0].summary["metrics"]["judged@10"] > judged_before
 
 
 def test_worst_questions_show_each_document_title_beside_its_id():
@@ -217,12 +217,12 @@ def _scripts(at) -> list[str]:
 def test_evaluate_results_say_once_what_they_rest_on_and_come_into_view_after_a_run(app_home):
     load_demo()
     at = open_app(PAGE)
-    at.selectbox(key="cfg_retriever").set_value("hybrid")
+    at.selectbox(key="cfg_mode").set_value("hybrid")
     at.text_input(key="cfg_threshold").input("0.03")
     at.button(key=RUN).click().run()
     assert not at.exception, at.exception
     assert list(at.dataframe[0].value.columns) == ["metric", "mean", "ci95_low", "ci95_high"]  # judged@10 not repeated
-    report = open_store().list_runs()[0].summary
+    report = open_store().runs.list()[0].summary
     captions = texts(at.caption)
     judged = [c for c in captions if c.startswith("judged@10 = ")]
     assert len(judged) == 1 and f"{report['metrics']['judged@10']:.4f}" in judged[0]

@@ -57,7 +57,7 @@ def test_golden_set_edit_question(app_home):
     at.text_input(key="edit_type_q-0002").input("policy-lookup")
     at.button(key="FormSubmitter:edit-q-0002-Save changes").click().run()
     assert not at.exception
-    assert open_store().get_question("q-0002").question == "What is the nightly hotel limit on business trips?"
+    assert open_store().questions.get("q-0002").question == "What is the nightly hotel limit on business trips?"
     assert any("Saved q-0002" in m for m in texts(at.success))
 
 
@@ -66,13 +66,13 @@ def test_golden_set_save_from_a_stale_form_changes_nothing(app_home):
     # and save: one request carries the new pick and q-0001's form. It used to save q-0001.
     load_demo()
     at = open_app(PAGE)
-    before = open_store().get_question("q-0001").question
+    before = open_store().questions.get("q-0001").question
     at.selectbox(key="golden_edit_id").set_value("q-0003")
     at.text_area(key="edit_text_q-0001").input("Pasted text meant for q-0003")
     at.button(key="FormSubmitter:edit-q-0001-Save changes").click().run()
     assert not at.exception
-    assert open_store().get_question("q-0001").question == before
-    assert "Pasted" not in open_store().get_question("q-0003").question
+    assert open_store().questions.get("q-0001").question == before
+    assert "Pasted" not in open_store().questions.get("q-0003").question
     [warning] = texts(at.warning)
     assert warning.startswith("Not saved: that form was q-0001's, but q-0003 is picked now")
     assert at.session_state["golden_edit_id"] == "q-0003" and not at.success
@@ -99,14 +99,14 @@ def test_golden_set_delete_asks_for_confirmation(app_home):
     at = open_app(PAGE)
     at.selectbox(key="golden_edit_id").set_value("q-0003").run()
     at.button(key="delete-question").click().run()
-    assert open_store().get_question("q-0003") is not None  # not yet: only asked
+    assert open_store().questions.get("q-0003") is not None  # not yet: only asked
     assert any("cannot be undone" in w for w in texts(at.warning))
     at.button(key="cancel-delete").click().run()
-    assert open_store().get_question("q-0003") is not None
+    assert open_store().questions.get("q-0003") is not None
     at.button(key="delete-question").click().run()
     at.button(key="confirm-delete").click().run()
     assert not at.exception
-    assert open_store().get_question("q-0003") is None
+    assert open_store().questions.get("q-0003") is None
     assert any("Deleted q-0003" in m for m in texts(at.success))
 
 
@@ -142,7 +142,7 @@ def test_golden_upload_lists_every_bad_line_and_imports_nothing(app_home):
         assert exc.path == "mine.jsonl"
     else:
         raise AssertionError("a bad file was imported")
-    assert store.get_collection() is None or store.list_questions() == []
+    assert store.collections.get() is None or store.questions.list() == []
 
 
 def test_golden_upload_good_file_imports(app_home):
@@ -151,7 +151,7 @@ def test_golden_upload_good_file_imports(app_home):
     good = io.BytesIO((SAMPLE_CORPUS / "golden.jsonl").read_bytes())
     good.name = "golden.jsonl"
     summary = gs.import_golden_file(store, local_actor("tester"), good, corpus, str(SAMPLE_CORPUS))
-    assert summary.n_questions == 62 and len(store.list_questions()) == 62
+    assert summary.n_questions == 62 and len(store.questions.list()) == 62
 
 
 def test_upload_hints_name_the_checkboxes_not_the_cli_flags():
@@ -165,12 +165,12 @@ def _imported_and_people(store):
     q2: no import; ann and bob grade d5 2 and 0 (a disagreement between people)."""
     from labeler.golden import GoldenQuery, GoldenSet
 
-    store.import_golden(GoldenSet((GoldenQuery("q1", "How many vacation days?", relevance={"d1": 3, "d2": 1}),)))
-    store.set_judgment("q1", "d1", 0, annotator="alice")
-    store.set_judgment("q1", "d2", 1, annotator="alice")
-    store.add_question("Who approves travel?", query_id="q2")
-    store.set_judgment("q2", "d5", 2, annotator="ann")
-    store.set_judgment("q2", "d5", 0, annotator="bob")
+    store.golden.import_set(GoldenSet((GoldenQuery("q1", "How many vacation days?", relevance={"d1": 3, "d2": 1}),)))
+    store.judgments.set("q1", "d1", 0, annotator="alice")
+    store.judgments.set("q1", "d2", 1, annotator="alice")
+    store.questions.add("Who approves travel?", query_id="q2")
+    store.judgments.set("q2", "d5", 2, annotator="ann")
+    store.judgments.set("q2", "d5", 0, annotator="bob")
 
 
 def test_golden_overview_separates_disagreements_with_the_import_from_those_between_people(app_home):
@@ -182,21 +182,21 @@ def test_golden_overview_separates_disagreements_with_the_import_from_those_betw
     assert [(d["query_id"], d["doc_id"], d["grades"]) for d in view.disagreements] == [("q2", "d5", "ann:2, bob:0")]
     assert view.n_disagreements == 1
     # the exported grade of q1/d1 is alice's 0: an imported grade counts only where no person graded
-    [source] = store.grade_sources()  # each imported grade is shown with the file it came from
+    [source] = store.sources.list()  # each imported grade is shown with the file it came from
     assert list(view.import_differences) == [{"query_id": "q1", "doc_id": "d1", "imported": f"{source.name}:3",
                                               "annotators": "alice:0", "consensus": 0}]
     assert view.n_with_import == 1
     note = "Imported grades are not counted: 2 documents carry one; on 1 of them an annotator's grade differs from it."
     assert view.agreement.startswith("Agreement between annotators over 1 shared judgments") and note in view.agreement
-    assert adj.imported_note(store.ratings()) == note
+    assert adj.imported_note(store.judgments.ratings()) == note
     assert [(d.query_id, d.doc_id) for d in adj.disputes(store, local_actor("tester"))] == [("q2", "d5")]  # the same people, the same queue
 
 
 def test_golden_set_and_adjudicate_pages_agree_and_say_imported_grades_are_not_counted(app_home):
     store, _ = load_demo()
-    q = store.export_golden().queries[0]
+    q = store.golden.export().queries[0]
     doc = next(d for d, g in q.relevance.items() if g >= 1)
-    store.set_judgment(q.query_id, doc, 0, annotator="alice")  # alice alone, against the import
+    store.judgments.set(q.query_id, doc, 0, annotator="alice")  # alice alone, against the import
     at = open_app(PAGE)
     assert {m.label: m.value for m in at.metric}["Annotator disagreements"] == "0"  # between people: none
     assert any(c.startswith("+ 1 with the imported grades") for c in texts(at.caption))

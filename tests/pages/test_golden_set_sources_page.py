@@ -20,18 +20,18 @@ FILE = b'{"query_id": "v1", "question": "How many sick days?", "relevance": {"le
 
 def test_golden_set_lists_a_source_kept_apart_and_counts_it_on_a_click(app_home):
     store = open_store()
-    done = store.import_golden(parse_golden_jsonl(FILE.decode()), file_name="vendor.jsonl", count_file_grades=False)
+    done = store.golden.import_set(parse_golden_jsonl(FILE.decode()), file_name="vendor.jsonl", count_file_grades=False)
     at = open_app(PAGE)
     [table] = [d.value for d in at.dataframe if "source" in d.value.columns]
     assert table.to_dict("records")[0] | {"imported": "", "imported by": ""} == {
         "source": done.source, "file": "vendor.jsonl", "imported": "", "imported by": "", "grades": 1,
         "questions": 1, "counted": "kept apart (not counted)", "last switched": ""}
-    assert store.export_golden().get("v1").relevance == {}
+    assert store.golden.export().get("v1").relevance == {}
     at.button(key="source_switch").click().run()
     assert not at.exception
     assert any(m.startswith(f"{done.source}: counted (where no person graded)") for m in texts(at.success))
-    assert store.export_golden().get("v1").relevance == {"leave-001": 2}
-    assert store.grade_sources()[0].changes[0]["counted"] is True
+    assert store.golden.export().get("v1").relevance == {"leave-001": 2}
+    assert store.sources.list()[0].changes[0]["counted"] is True
 
 
 def test_golden_set_upload_says_the_default_and_imports_as_chosen(app_home):
@@ -43,4 +43,4 @@ def test_golden_set_upload_says_the_default_and_imports_as_chosen(app_home):
     upload = io.BytesIO(FILE)
     upload.name = "vendor.jsonl"
     summary = gs.import_golden_file(store, me, upload, corpus, str(SAMPLE_CORPUS), count_file_grades=False)
-    assert summary.source.startswith("(vendor.jsonl, ") and not store.grade_sources()[0].counted
+    assert summary.source.startswith("(vendor.jsonl, ") and not store.sources.list()[0].counted

@@ -83,28 +83,28 @@ def build_hostile(folder: Path) -> Hostile:
     store.accounts.add_user(ADMIN, "admin", name=prose("admin-name"), password=PASSWORD)
     store.accounts.add_user(ANN_A, "annotator", name=prose("ann-name"), password=PASSWORD)
     store.accounts.set_setting("blind", False, by=ADMIN)  # others' names and grades show on the Label page
-    store.ensure_collection(corpus_path=str(corpus_path), corpus=v1, by=ADMIN)
+    store.collections.ensure(corpus_path=str(corpus_path), corpus=v1, by=ADMIN)
     for qid in (Q_CDATA, Q_PI):
-        store.add_question(prose(f"question-{qid[:3]}"), query_id=qid, query_type=prose("type")[:80],
+        store.questions.add(prose(f"question-{qid[:3]}"), query_id=qid, query_type=prose("type")[:80],
                            notes=prose("notes"), author=ANN_A)
     for qid in (Q_CDATA, Q_PI):
-        store.set_judgment(qid, D_STYLE, 3, annotator=ANN_A)  # a dispute: 3 against 0
-        store.set_judgment(qid, D_STYLE, 0, annotator=ANN_B)
-        store.set_judgment(qid, D_LINK, 1, annotator=ANN_A)
-        store.set_judgment(qid, D_LINK, 2, annotator=ANN_B)
-    store.set_judgment(Q_CDATA, D_EDITED, 2, annotator=ADMIN, doc=v1.get(D_EDITED))  # stale once v2 is read
-    store.set_unanswerable(Q_PI, True, by=VOTER)
-    store.adjudicate(Q_PI, D_STYLE, 1, by=ADMIN, note=prose("adjudication-note"))
+        store.judgments.set(qid, D_STYLE, 3, annotator=ANN_A)  # a dispute: 3 against 0
+        store.judgments.set(qid, D_STYLE, 0, annotator=ANN_B)
+        store.judgments.set(qid, D_LINK, 1, annotator=ANN_A)
+        store.judgments.set(qid, D_LINK, 2, annotator=ANN_B)
+    store.judgments.set(Q_CDATA, D_EDITED, 2, annotator=ADMIN, doc=v1.get(D_EDITED))  # stale once v2 is read
+    store.questions.set_unanswerable(Q_PI, True, by=VOTER)
+    store.judgments.adjudicate(Q_PI, D_STYLE, 1, by=ADMIN, note=prose("adjudication-note"))
     local = Actor(ADMIN, Role.ADMIN, team=False)  # the local app: any host, so the declaration saves
     sy.save_system(store, local, sy.EXAMPLE.replace('name = "labeler-serve"', f"name = {json.dumps(SYSTEM)}")
                    .replace("http://127.0.0.1:8000/search", f"{LOOPBACK}/search"))
-    store.save_judge(JUDGE, {"name": JUDGE, "kind": "embedding", "model": prose("judge-model")[:80],
+    store.machine.save_judge(JUDGE, {"name": JUDGE, "kind": "embedding", "model": prose("judge-model")[:80],
                              "thresholds": [0.2, 0.35, 0.5]}, by=ADMIN)
-    store.save_machine_grades([dict(query_id=q, doc_id=d, grade=g, judge=JUDGE, model=prose("judge-model")[:80],
+    store.machine.save_grades([dict(query_id=q, doc_id=d, grade=g, judge=JUDGE, model=prose("judge-model")[:80],
                                     prompt_hash="sha256:" + hashlib.sha256(b"").hexdigest(), params={},
                                     doc_hash=v1.get(d).content_hash, raw=prose("raw"), rationale=prose("why"), at="t")
                                for q in (Q_CDATA, Q_PI) for d, g in ((D_STYLE, 1), (D_LINK, 2), (D_DIRECTIVE, 3))])
-    golden = store.export_golden()
+    golden = store.golden.export()
     for name, order in ((RUN_A, DOC_IDS), (RUN_B, DOC_IDS[::-1])):
         run = "".join(f"{q} Q0 {d} {r} {10 - r} {name[:5]}\n" for q in (Q_CDATA, Q_PI)
                       for r, d in enumerate(order, start=1)).encode()

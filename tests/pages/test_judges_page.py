@@ -21,7 +21,7 @@ def _frame(at, column: str):
 
 def test_judges_page_declares_tests_saves_grades_and_shows_the_confusion_matrix(app_home):
     run_id = demo_with_run()
-    people = sorted((j.query_id, j.doc_id, j.grade, j.annotator) for j in open_store().judgments())
+    people = sorted((j.query_id, j.doc_id, j.grade, j.annotator) for j in open_store().judgments.list())
     with rule_server() as server:
         at = open_app(PAGE)
         at.text_area(key=NEW).input(f'name = "rule"\nkind = "openai"\nmodel = "rule-1"\nurl = "{server.url}"\n'
@@ -29,16 +29,16 @@ def test_judges_page_declares_tests_saves_grades_and_shows_the_confusion_matrix(
         at.button(key="judge-test").click().run()
         assert not at.exception, at.exception
         assert any(m.startswith("Grade ") and "rule-1" in m for m in texts(at.success)), texts(at.error)
-        assert len(server.requests) == 1 and open_store().machine_grades() == []  # a test stores nothing
+        assert len(server.requests) == 1 and open_store().machine.grades() == []  # a test stores nothing
         at.button(key="judge-save").click().run()
         assert not at.exception, at.exception
-        assert "rule" in open_store().judge_specs()
+        assert "rule" in open_store().machine.judge_specs()
         assert any("Saved judge 'rule'" in m for m in texts(at.success))
         at.button(key="judge-judged").click().run()
         assert not at.exception, at.exception
         assert any("pairs graded" in m for m in texts(at.success)), texts(at.warning) + texts(at.error)
         confusion = _frame(at, "machine 3")
-        golden = open_store().export_golden()
+        golden = open_store().golden.export()
         human = [g for q in golden.queries if not q.unanswerable for g in q.relevance.values()]
         assert int(confusion.to_numpy().sum()) == len(human)  # every pair people graded, once
         assert [int(confusion.loc[g].sum()) for g in range(4)] == [human.count(g) for g in range(4)]
@@ -50,7 +50,7 @@ def test_judges_page_declares_tests_saves_grades_and_shows_the_confusion_matrix(
         assert any(f"{N_QUESTIONS * N_HOLES} pairs graded" in m for m in texts(at.success)), texts(at.warning) + texts(at.error)
         counts = _frame(at, "stale")
         assert list(counts["judge"]) == ["rule"] and int(counts["grades"][0]) == len(human) + N_QUESTIONS * N_HOLES
-        assert len(open_store().machine_grades(judge="rule")) == len(human) + N_QUESTIONS * N_HOLES
+        assert len(open_store().machine.grades(judge="rule")) == len(human) + N_QUESTIONS * N_HOLES
         assert list(_frame(at, "human only")["metric"])[:2] == ["recall@1", "recall@3"]
         # bars the admin lowers let it fill the holes: both numbers show, and the filled ones save as a run
         at.number_input(key="bar_kappa").set_value(-1.0)
@@ -60,6 +60,6 @@ def test_judges_page_declares_tests_saves_grades_and_shows_the_confusion_matrix(
         assert _frame(at, "human + machine")["human + machine"].notna().all()
         at.button(key="judged-save").click().run()
         assert any(f"Saved as run #{run_id + 1}" in m for m in texts(at.success)), texts(at.error)
-        assert open_store().load_run(run_id + 1).summary["settings"]["machine"]["calibration"]["judge"] == "rule"
-    assert sorted((j.query_id, j.doc_id, j.grade, j.annotator) for j in open_store().judgments()) == people
+        assert open_store().runs.load(run_id + 1).summary["settings"]["machine"]["calibration"]["judge"] == "rule"
+    assert sorted((j.query_id, j.doc_id, j.grade, j.annotator) for j in open_store().judgments.list()) == people
     assert at.selectbox(key="judge_run").value == run_id

@@ -36,7 +36,7 @@ def test_label_first_start_opens_sample_corpus_and_offers_demo(app_home):
     at = open_app()
     assert at.button(key="load-demo")
     assert any("Annotator" in m for m in texts(at.info))
-    coll = open_store().get_collection()
+    coll = open_store().collections.get()
     assert coll.corpus_path == str((SAMPLE_CORPUS).resolve())  # recorded on first start
 
 
@@ -55,7 +55,7 @@ def test_label_load_demo_golden_set_opens_it_in_its_own_collection(app_home):
     assert at.session_state["q"] == "q-0001"
     assert not [b for b in at.button if b.key == "load-demo"]  # offered only to an empty collection
     with open_store() as s:
-        assert s.question_index() == [] and len(s.question_index(collection="demo")) == 62
+        assert s.questions.index() == [] and len(s.questions.index(collection="demo")) == 62
     at.selectbox(key="collection_switch").set_value("default").run()  # back to the user's own (empty) collection
     assert not at.exception and "set" not in at.query_params
     assert at.button(key="load-demo")
@@ -69,7 +69,7 @@ def test_label_grade_click_is_saved_at_once_and_survives_a_new_session(app_home)
     doc1 = candidate_doc(at, 1)  # most likely relevant first: the cards after a grade are ordered anew
     grade_card(at, 1, 0)
     assert not at.exception
-    grades = {j.doc_id: (j.grade, j.annotator) for j in open_store().judgments(query_id="q-0001")}
+    grades = {j.doc_id: (j.grade, j.annotator) for j in open_store().judgments.list(query_id="q-0001")}
     assert grades == {doc0: (3, "asha"), doc1: (0, "asha")}
 
     again = open_app(annotator="asha")  # a new session: nothing comes from session state
@@ -84,7 +84,7 @@ def test_label_clear_removes_only_my_grade(app_home):
     at = add_question(open_app(annotator="asha"))
     grade_card(at, 0, 2)
     grade_card(at, 0, None)
-    assert open_store().judgments(query_id="q-0001") == []
+    assert open_store().judgments.list(query_id="q-0001") == []
 
 
 def test_label_keyword_search_adds_a_document_no_retriever_found(app_home):
@@ -94,7 +94,7 @@ def test_label_keyword_search_adds_a_document_no_retriever_found(app_home):
     at.text_input(key="keyword").input(target).run()
     at.segmented_control(key="hit-0-grade").set_value(2).run()
     assert not at.exception
-    grades = {j.doc_id: j.grade for j in open_store().judgments(query_id="q-0001")}
+    grades = {j.doc_id: j.grade for j in open_store().judgments.list(query_id="q-0001")}
     assert grades == {target: 2}
     n = len(card_ids(at))
     assert target in [candidate_doc(at, i) for i in range(n)]  # now a candidate of the question
@@ -106,7 +106,7 @@ def test_label_keyboard_bar_grades_the_focused_candidate_and_moves_on(app_home):
     at.button(key="focus-next").click().run()
     assert at.session_state["focus"] == 1
     at.button(key="key-grade-2").click().run()
-    assert {j.doc_id: j.grade for j in open_store().judgments()} == {candidate_doc(at, 1): 2}
+    assert {j.doc_id: j.grade for j in open_store().judgments.list()} == {candidate_doc(at, 1): 2}
     assert at.session_state["focus"] == 2
 
 
@@ -116,13 +116,13 @@ def test_label_mark_unanswerable_refused_while_a_document_is_relevant(app_home):
     at.button(key="unanswerable").click().run()
     assert not at.exception
     assert any("you graded documents of question" in e for e in texts(at.error))
-    assert not open_store().get_question("q-0001").unanswerable
+    assert not open_store().questions.get("q-0001").unanswerable
 
 
 def test_label_unanswerable_question_disables_relevant_grades(app_home):
     at = add_question(open_app(annotator="asha"), "Can I keep a pet snake at my desk?", "policy-lookup")
     at.button(key="unanswerable").click().run()
-    assert open_store().get_question("q-0001").unanswerable
+    assert open_store().questions.get("q-0001").unanswerable
     assert card_grades_offered(at, 0) == ["0 · Not relevant"]
     assert any("unanswerable" in w for w in texts(at.warning))
 
@@ -181,7 +181,7 @@ def test_label_empty_question_is_refused_with_a_message(app_home):
     at = open_app(annotator="asha")
     at.button(key="FormSubmitter:new-question-form-Add question").click().run()
     assert any("Write the question first" in w for w in texts(at.warning))
-    assert open_store().list_questions() == []
+    assert open_store().questions.list() == []
 
 
 def test_label_link_with_a_question_id_opens_it_and_survives_an_edit(app_home):
@@ -202,10 +202,10 @@ def test_label_link_with_a_question_id_opens_it_and_survives_an_edit(app_home):
     at = open_link("q-0003")
     assert not at.exception and at.session_state["q"] == "q-0003"
     assert at.query_params["q"] in ("q-0003", ["q-0003"])  # the id only, not the picker's label
-    store.edit_question("q-0003", text="An edited question?")
-    for j in store.judgments(query_id="q-0003"):  # a status change too: graded relevant -> unanswerable
-        store.clear_judgment("q-0003", j.doc_id, annotator=j.annotator)
-    store.set_unanswerable("q-0003", True, by="asha")
+    store.questions.edit("q-0003", text="An edited question?")
+    for j in store.judgments.list(query_id="q-0003"):  # a status change too: graded relevant -> unanswerable
+        store.judgments.clear("q-0003", j.doc_id, annotator=j.annotator)
+    store.questions.set_unanswerable("q-0003", True, by="asha")
     again = open_link("q-0003")
     assert again.session_state["q"] == "q-0003"
     unknown = open_link("no-such-question")
@@ -243,7 +243,7 @@ def test_keyboard_digit_grades_the_focused_card_and_jumps_to_the_next_ungraded_o
     store = open_store()
 
     def grades():
-        return {j.doc_id: j.grade for j in store.judgments(annotator="asha")}
+        return {j.doc_id: j.grade for j in store.judgments.list(annotator="asha")}
 
     grade_card(at, 1, 1)  # card #2 graded by a click: the focus follows it to the next ungraded card, #3
     assert at.session_state["focus"] == 2
@@ -277,7 +277,7 @@ def test_annotator_names_differing_in_case_or_spaces_are_one_annotator(app_home)
     grade_card(at, 0, 2)
     again = open_app(annotator="  alice ")
     grade_card(again, 1, 1)
-    assert {j.annotator for j in open_store().judgments()} == {"Alice"}  # shown as first typed
+    assert {j.annotator for j in open_store().judgments.list()} == {"Alice"}  # shown as first typed
     assert "You: 1 / 1 questions judged" in again.get("progress")[0].proto.text
 
 
@@ -292,7 +292,7 @@ def test_label_unanswerable_is_each_annotators_own_mark(app_home):
     assert "You: 0 / 1 questions judged" in ben.get("progress")[0].proto.text
     grade_card(ben, 0, 2)  # ben disagrees: a relevant document
     store = open_store()
-    assert not store.get_question("q-0001").unanswerable  # a vote never outweighs a relevant grade
+    assert not store.questions.get("q-0001").unanswerable  # a vote never outweighs a relevant grade
     # Said to ben as his own grade; to asha, with what she can do about it.
     assert "Disagreement: you graded a document relevant, so the team's consensus is **answerable**, while asha " \
         "marked it unanswerable." in texts(ben.info)
@@ -300,7 +300,7 @@ def test_label_unanswerable_is_each_annotators_own_mark(app_home):
     assert any("Disagreement: ben graded a document relevant" in i and "To disagree" in i for i in texts(at.info))  # asha's mark stands, and is hers alone
     assert at.button(key="unanswerable").label == "Unmark unanswerable" and "2 · Relevant" not in card_grades_offered(at, 0)
     at.button(key="unanswerable").click().run()
-    assert store.question_status("q-0001").voters == ()
+    assert store.questions.status("q-0001").voters == ()
 
 
 def test_label_recheck_queue_after_the_corpus_changes(app_home, tmp_path, monkeypatch):
@@ -329,9 +329,9 @@ def test_label_recheck_queue_after_the_corpus_changes(app_home, tmp_path, monkey
     assert not [b for b in at.button if b.key == "recheck-confirm-unchanged"]  # a word was added: a person decides
     at.button(key="recheck-toggle").click().run()
     assert any(":green-background[Rewritten&#58;]" in m.value for m in at.markdown)  # ":" made inert
-    assert open_store().corpus_versions()[0].diff.edited == (doc,)
+    assert open_store().collections.versions()[0].diff.edited == (doc,)
     at.button(key="recheck-0-confirm").click().run()
-    assert not at.exception and open_store().stale_judgments() == []
+    assert not at.exception and open_store().judgments.stale() == []
     assert any(f"Confirmed: your grade of {doc}" in m for m in texts(at.success)), (texts(at.success), texts(at.error), [e.label for e in at.expander])
 
 
@@ -377,7 +377,7 @@ def test_label_recheck_confirms_at_once_the_grades_whose_meaning_did_not_change(
     assert "2 of your grades rest on text that changed" in banner(at)
     at.button(key="recheck-confirm-unchanged").click().run()
     assert not at.exception, at.exception
-    assert [(j.doc_id, j.reason) for j in open_store().stale_judgments()] == [(reworded, "edited")]
+    assert [(j.doc_id, j.reason) for j in open_store().judgments.stale()] == [(reworded, "edited")]
     assert any("Confirmed 1 grade whose document changed only in whitespace" in m for m in texts(at.success))
     assert "1 of your grades rest on text that changed" in banner(at)
     assert not [b for b in at.button if b.key == "recheck-confirm-unchanged"]

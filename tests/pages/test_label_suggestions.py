@@ -25,8 +25,8 @@ def test_label_page_shows_a_suggestion_only_after_the_annotators_grade_and_recor
     open_app()  # first start: the sample corpus and its version are recorded
     corpus = load_corpus(SAMPLE_CORPUS)
     with open_store() as s:
-        qid = s.add_question("How many vacation days do new employees get?", author="asha").query_id
-        s.save_machine_grades([dict(query_id=qid, doc_id=d.doc_id, grade=2, judge=judge, doc_hash=d.content_hash,
+        qid = s.questions.add("How many vacation days do new employees get?", author="asha").query_id
+        s.machine.save_grades([dict(query_id=qid, doc_id=d.doc_id, grade=2, judge=judge, doc_hash=d.content_hash,
                                     at="2026-01-01T00:00:00Z") for d in corpus.documents[:4] for judge in ("umb", HOSTILE)])
     graded = {d.doc_id for d in corpus.documents[:4]}
     at = open_app(annotator="asha")
@@ -42,7 +42,7 @@ def test_label_page_shows_a_suggestion_only_after_the_annotators_grade_and_recor
     assert HOSTILE not in first and HOSTILE in html.unescape(first).replace("\u2060", "")  # shown as text, never HTML
     assert not any("machine suggestion" in c for c in rest)
     with open_store() as s:
-        seen = s.suggestions_seen()
+        seen = s.machine.seen()
     assert sorted((x.judge, x.machine_grade, x.grade_before, x.grade_now) for x in seen) == [
         (HOSTILE, 2, 0, 0), ("umb", 2, 0, 0)]
     at.switch_page("../pages/judges.py").run()

@@ -101,7 +101,7 @@ def test_evaluate_page_declares_tests_saves_and_scores_an_endpoint_then_the_hole
     at.button(key="system-run").click().run()
     assert not at.exception, at.exception
     store = open_store()
-    [run] = store.list_runs()
+    [run] = store.runs.list()
     assert any("system served &#40;http" in c.value for c in at.caption)  # inert markup of "served (http"
     first = run.summary["metrics"]["judged@10"]
     # Judge one hole of this run on the Label page, then score the endpoint again.
@@ -109,9 +109,9 @@ def test_evaluate_page_declares_tests_saves_and_scores_an_endpoint_then_the_hole
 
     holes = find_holes(store, run.run_id)
     qid, [(doc_id, rank), *_] = next(iter(holes.by_question.items()))
-    store.set_judgment(qid, doc_id, 0, annotator="asha")
+    store.judgments.set(qid, doc_id, 0, annotator="asha")
     at.button(key="system-run").click().run()
-    assert store.list_runs()[0].summary["metrics"]["judged@10"] > first
+    assert store.runs.list()[0].summary["metrics"]["judged@10"] > first
 
 
 def test_label_page_pools_candidates_from_a_saved_system_too(app_home, endpoint):
@@ -207,7 +207,7 @@ def test_label_page_judges_while_a_pooled_system_is_slow_and_its_candidates_join
         assert any("slowpoke is slow: its candidates join when ready" in m for m in texts(at.info))
         at.segmented_control(key="cand-0-grade").set_value(2).run()  # judging goes on meanwhile
         assert not at.exception, at.exception
-        assert any(q.relevance for q in open_store().export_golden())  # the grade was saved
+        assert any(q.relevance for q in open_store().golden.export())  # the grade was saved
         while "slowpoke #1" not in " ".join(m.value for m in at.markdown):  # the note's fragment reruns the page
             assert time.monotonic() - t0 < 15, texts(at.info)
             time.sleep(0.5)

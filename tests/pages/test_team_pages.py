@@ -93,8 +93,8 @@ def test_annotator_sees_no_admin_controls_and_grades_as_themselves(team):
     assert not at.exception, at.exception
     at.segmented_control(key="cand-0-grade").set_value(2).run()
     assert not at.exception, at.exception
-    [judgment] = team.judgments()
-    assert judgment.annotator == "ann@example.org" and team.get_question(judgment.query_id).author == "ann@example.org"
+    [judgment] = team.judgments.list()
+    assert judgment.annotator == "ann@example.org" and team.questions.get(judgment.query_id).author == "ann@example.org"
     at.switch_page("../pages/corpus.py").run()
     assert not {"open-path", "open-sample", "open-upload"} & {b.key for b in at.button}
     assert any("Only an admin can open another corpus" in c for c in texts(at.caption))
@@ -106,13 +106,13 @@ def test_annotator_sees_no_admin_controls_and_grades_as_themselves(team):
 
 def test_viewer_reads_but_cannot_grade(team):
     import_demo(team)  # as an admin's upload of the demo file into the default collection
-    before = len(team.judgments())
+    before = len(team.judgments.list())
     at = sign_in(start(), "vic@example.org")
     assert any("viewer" in m and "not add questions or grade" in m for m in texts(at.info))
     grades = [b for b in at.button if b.key and b.key.startswith(("cand-", "key-grade-"))]
     assert grades and all(b.disabled for b in grades)  # shown, not usable; the app layer refuses anyway
     assert "new_question" not in {t.key for t in at.text_input}
-    assert len(team.judgments()) == before
+    assert len(team.judgments.list()) == before
 
 
 def test_admin_manages_the_team_and_a_new_role_applies_at_the_next_click(team):

@@ -98,11 +98,11 @@ def test_a_stale_grade_click_after_a_demotion_saves_nothing(team):
     import_demo(team)  # as an admin's upload of the demo file into the default collection
     ann = signed_in("ann@example.org")
     stale = ann.segmented_control(key="cand-0-grade")
-    before = team.judgments()
+    before = team.judgments.list()
     team.accounts.update_user("ann@example.org", role="viewer", by="boss@example.org")  # her page is still open
     stale.set_value(1 if stale.value != 1 else 2).run()  # the callback registered while she was an annotator
     assert not ann.exception, ann.exception
-    assert team.judgments() == before
+    assert team.judgments.list() == before
     assert ann.text_input(key="sign_in_password")  # her session ended with the role change
 
 

@@ -1,5 +1,5 @@
 """Grade history: a regrade, a clear or a re-import keeps the grade it replaces in judgment_history
-(who, when, what change); `store.grade_history` shows current and replaced grades in order.
+(who, when, what change); `store.judgments.history` shows current and replaced grades in order.
 Deleting a question deletes its history with it (ON DELETE CASCADE): history is about the
 grades of questions that exist, and a deleted question leaves nothing behind. On SQLite and PostgreSQL."""
 from __future__ import annotations
@@ -33,7 +33,7 @@ class Ticking:
 def store(db_url):
     s = open_store(db_url, synchronous="NORMAL")
     s.clock = Ticking()  # the store's one clock (storage/clock.py)
-    s.add_question("How many vacation days?", query_id="q1", author="ann")
+    s.questions.add("How many vacation days?", query_id="q1", author="ann")
     yield s
     s.close()
 
@@ -43,7 +43,7 @@ def history_rows(store) -> list[tuple]:
 
 
 def events(store, qid: str = "q1") -> list[tuple]:
-    return [(e.doc_id, e.annotator, e.grade, e.change or "current") for e in store.grade_history(qid)]
+    return [(e.doc_id, e.annotator, e.grade, e.change or "current") for e in store.judgments.history(qid)]
 
 
 def golden(*queries: tuple[str, dict[str, int]]) -> GoldenSet:
@@ -51,10 +51,10 @@ def golden(*queries: tuple[str, dict[str, int]]) -> GoldenSet:
 
 
 def test_regrade_keeps_the_previous_grade_with_who_and_when(store):
-    store.set_judgment("q1", "d1", 1, annotator="ann", note="only partly")
-    first = store.judgments(query_id="q1")[0]
-    store.set_judgment("q1", "d1", 3, annotator="ann")
-    [old, current] = store.grade_history("q1")
+    store.judgments.set("q1", "d1", 1, annotator="ann", note="only partly")
+    first = store.judgments.list(query_id="q1")[0]
+    store.judgments.set("q1", "d1", 3, annotator="ann")
+    [old, current] = store.judgments.history("q1")
     assert (old.grade, old.note, old.annotator, old.change, old.replaced_by) == (1, "only partly", "ann",
                                                                                "regraded", "ann")
     assert old.given_at == first.updated_at and old.replaced_at > old.given_at
@@ -63,36 +63,36 @@ def test_regrade_keeps_the_previous_grade_with_who_and_when(store):
 
 
 def test_the_same_grade_again_adds_no_history(store):
-    store.set_judgment("q1", "d1", 2, annotator="ann", note="n")
-    store.set_judgment("q1", "d1", 2, annotator="ann", note="n")
+    store.judgments.set("q1", "d1", 2, annotator="ann", note="n")
+    store.judgments.set("q1", "d1", 2, annotator="ann", note="n")
     assert history_rows(store) == []
-    store.set_judgment("q1", "d1", 2, annotator="ann", note="another reason")  # a changed note is a change
+    store.judgments.set("q1", "d1", 2, annotator="ann", note="another reason")  # a changed note is a change
     assert history_rows(store) == [("d1", "ann", 2, "n", "regraded", "ann")]
 
 
 def test_other_annotators_grades_are_separate(store):
-    store.set_judgment("q1", "d1", 2, annotator="ann")
-    store.set_judgment("q1", "d1", 0, annotator="bob")  # bob's first grade replaces nothing
+    store.judgments.set("q1", "d1", 2, annotator="ann")
+    store.judgments.set("q1", "d1", 0, annotator="bob")  # bob's first grade replaces nothing
     assert history_rows(store) == []
 
 
 def test_clear_records_cleared(store):
-    store.set_judgment("q1", "d1", 2, annotator="ann")
-    assert store.clear_judgment("q1", "d1", annotator="ann")
+    store.judgments.set("q1", "d1", 2, annotator="ann")
+    assert store.judgments.clear("q1", "d1", annotator="ann")
     assert history_rows(store) == [("d1", "ann", 2, "", "cleared", "ann")]
     assert events(store) == [("d1", "ann", 2, "cleared")]
-    assert not store.clear_judgment("q1", "d1", annotator="ann")  # nothing left: no second row
+    assert not store.judgments.clear("q1", "d1", annotator="ann")  # nothing left: no second row
     assert len(history_rows(store)) == 1
 
 
 def test_grade_history_is_current_plus_replaced_by_document_then_time(store):
-    store.set_judgment("q1", "d2", 1, annotator="ann")
-    store.set_judgment("q1", "d1", 0, annotator="ann")
-    store.set_judgment("q1", "d1", 2, annotator="bob")
-    store.set_judgment("q1", "d1", 1, annotator="ann")
-    store.set_judgment("q1", "d1", 3, annotator="ann")
-    store.clear_judgment("q1", "d2", annotator="ann")
-    store.set_judgment("q1", "d2", 2, annotator="ann")
+    store.judgments.set("q1", "d2", 1, annotator="ann")
+    store.judgments.set("q1", "d1", 0, annotator="ann")
+    store.judgments.set("q1", "d1", 2, annotator="bob")
+    store.judgments.set("q1", "d1", 1, annotator="ann")
+    store.judgments.set("q1", "d1", 3, annotator="ann")
+    store.judgments.clear("q1", "d2", annotator="ann")
+    store.judgments.set("q1", "d2", 2, annotator="ann")
     assert events(store) == [
         ("d1", "ann", 0, "regraded"),  # given 09:03, replaced 09:05
         ("d1", "bob", 2, "current"),   # given 09:04
@@ -106,16 +106,16 @@ def test_grade_history_is_current_plus_replaced_by_document_then_time(store):
 def test_grade_history_in_one_second_keeps_the_order_of_the_writes(store, monkeypatch):
     store.clock = lambda: datetime(2026, 12, 1, 9, 0, tzinfo=timezone.utc)
     for g in (1, 2, 3, 0, 2):
-        store.set_judgment("q1", "d1", g, annotator="ann")
-    assert [e.grade for e in store.grade_history("q1")] == [1, 2, 3, 0, 2]
+        store.judgments.set("q1", "d1", g, annotator="ann")
+    assert [e.grade for e in store.judgments.history("q1")] == [1, 2, 3, 0, 2]
 
 
 def test_grade_history_of_a_question_without_grades_is_empty_and_of_none_an_error(store):
-    assert store.grade_history("q1") == []
+    assert store.judgments.history("q1") == []
     from labeler.errors import InputError
 
     with pytest.raises(InputError, match="no question 'nope'"):
-        store.grade_history("nope")
+        store.judgments.history("nope")
 
 
 def test_app_grade_is_recorded_under_the_actor_and_shown_by_grade_history_rows(store):
@@ -133,28 +133,28 @@ def test_app_grade_is_recorded_under_the_actor_and_shown_by_grade_history_rows(s
 
 def test_reimport_replacing_records_every_replaced_grade_as_import(store, monkeypatch):
     store.clock = Ticking()
-    store.import_golden(golden(("g1", {"d1": 2, "d2": 1, "d3": 0}), ("g2", {"d1": 1})))
-    store.set_judgment("g1", "d1", 3, annotator="ann")  # a person's grade on an imported question
+    store.golden.import_set(golden(("g1", {"d1": 2, "d2": 1, "d3": 0}), ("g2", {"d1": 1})))
+    store.judgments.set("g1", "d1", 3, annotator="ann")  # a person's grade on an imported question
     assert history_rows(store) == []
     # g1 conflicts (ann's grade, other imported grades), g2 is identical, g3 new: replacing g1 makes it the file's.
-    store.import_golden(golden(("g1", {"d1": 2, "d2": 3, "d4": 1}), ("g2", {"d1": 1}), ("g3", {"d9": 2})),
+    store.golden.import_set(golden(("g1", {"d1": 2, "d2": 3, "d4": 1}), ("g2", {"d1": 1}), ("g3", {"d9": 2})),
                         on_conflict="replace")
-    first, second = (s.name for s in store.grade_sources())  # each file's grades are its own source
+    first, second = (s.name for s in store.sources.list())  # each file's grades are its own source
     assert sorted(history_rows(store)) == [("d1", first, 2, "", "import", first),
                                            ("d1", "ann", 3, "", "import", "ann"),
                                            ("d2", first, 1, "", "import", first),
                                            ("d3", first, 0, "", "import", first)]
-    [d2_old, d2_new] = [e for e in store.grade_history("g1") if e.doc_id == "d2"]
+    [d2_old, d2_new] = [e for e in store.judgments.history("g1") if e.doc_id == "d2"]
     assert d2_old.replaced_at == d2_new.given_at > d2_old.given_at  # replaced when the new file's grade came
-    assert {(j.doc_id, j.annotator, j.grade) for j in store.judgments(query_id="g1")} == {
+    assert {(j.doc_id, j.annotator, j.grade) for j in store.judgments.list(query_id="g1")} == {
         ("d1", second, 2), ("d2", second, 3), ("d4", second, 1)}
-    assert [e for e in store.grade_history("g2") if e.replaced_at] == []
+    assert [e for e in store.judgments.history("g2") if e.replaced_at] == []
 
 
 def test_reimporting_the_same_file_adds_no_history(store):
     g = golden(("g1", {"d1": 2, "d2": 1}))
-    store.import_golden(g)
-    store.import_golden(g)
+    store.golden.import_set(g)
+    store.golden.import_set(g)
     assert history_rows(store) == []
 
 
@@ -168,8 +168,8 @@ def test_reimport_history_of_many_changed_grades_is_complete_under_sqlites_defau
 
     store.engine.dispose()
     docs = [f"d{i}" for i in range(600)]
-    store.import_golden(golden(*((f"g{q}", {d: 1 for d in docs}) for q in range(20))))
-    store.import_golden(golden(*((f"g{q}", {d: 2 for d in docs}) for q in range(20))), on_conflict="replace")
+    store.golden.import_set(golden(*((f"g{q}", {d: 1 for d in docs}) for q in range(20))))
+    store.golden.import_set(golden(*((f"g{q}", {d: 2 for d in docs}) for q in range(20))), on_conflict="replace")
     con = sqlite3.connect(store.engine.url.database)
     assert con.execute("SELECT count(*), min(grade), max(grade) FROM judgment_history "
                        "WHERE change = 'import'").fetchone() == (12000, 1, 1)
@@ -177,19 +177,19 @@ def test_reimport_history_of_many_changed_grades_is_complete_under_sqlites_defau
 
 
 def test_deleting_a_question_deletes_its_history(store):
-    store.add_question("Another?", query_id="q2")
+    store.questions.add("Another?", query_id="q2")
     for qid in ("q1", "q2"):
-        store.set_judgment(qid, "d1", 1, annotator="ann")
-        store.set_judgment(qid, "d1", 2, annotator="ann")
+        store.judgments.set(qid, "d1", 1, annotator="ann")
+        store.judgments.set(qid, "d1", 2, annotator="ann")
     assert len(history_rows(store)) == 2
-    assert store.delete_question("q1")
+    assert store.questions.delete("q1")
     qids = rows(store, "SELECT q.query_id FROM judgment_history h JOIN questions q ON q.id = h.question_id")
     assert qids == [("q2",)] and rows(store, "SELECT count(*) FROM judgment_history") == [(1,)]
     assert events(store, "q2") == [("d1", "ann", 1, "regraded"), ("d1", "ann", 2, "current")]
 
 
 def test_deleting_the_collection_deletes_the_history(store):
-    store.set_judgment("q1", "d1", 1, annotator="ann")
-    store.set_judgment("q1", "d1", 2, annotator="ann")
-    assert store.delete_collection("default")
+    store.judgments.set("q1", "d1", 1, annotator="ann")
+    store.judgments.set("q1", "d1", 2, annotator="ann")
+    assert store.collections.delete("default")
     assert history_rows(store) == []

@@ -29,24 +29,24 @@ def _grade(query_id, doc_id, grade, *, judge="umbrela", prompt_hash="p1", doc_ha
 
 def _labelled(store):
     corpus = load_corpus(SAMPLE)
-    store.ensure_collection(corpus=corpus, corpus_path=str(SAMPLE))
-    q = store.add_question("How many vacation days do I get?", query_id="q-1").query_id
-    store.set_judgment(q, "leave-001", 3, annotator="asha", doc=corpus.get("leave-001"))
+    store.collections.ensure(corpus=corpus, corpus_path=str(SAMPLE))
+    q = store.questions.add("How many vacation days do I get?", query_id="q-1").query_id
+    store.judgments.set(q, "leave-001", 3, annotator="asha", doc=corpus.get("leave-001"))
     return corpus, q
 
 
 def test_machine_grades_never_enter_judgments_consensus_or_relevance(store):
     corpus, q = _labelled(store)
     h = corpus.get("leave-002").content_hash
-    assert store.save_machine_grades([_grade(q, "leave-001", 0, doc_hash=corpus.get("leave-001").content_hash),
+    assert store.machine.save_grades([_grade(q, "leave-001", 0, doc_hash=corpus.get("leave-001").content_hash),
                                       _grade(q, "leave-002", 2, doc_hash=h)]) == 2
-    assert [(j.doc_id, j.grade, j.annotator) for j in store.judgments()] == [("leave-001", 3, "asha")]
-    assert store.consensus().qrels == {q: {"leave-001": 3}}
-    golden = store.export_golden()
+    assert [(j.doc_id, j.grade, j.annotator) for j in store.judgments.list()] == [("leave-001", 3, "asha")]
+    assert store.judgments.consensus().qrels == {q: {"leave-001": 3}}
+    golden = store.golden.export()
     assert golden.queries[0].relevance == {"leave-001": 3}
     assert MACHINE_FIELD not in golden.queries[0].extra  # only when asked
-    assert [(i.query_id, i.n_judged) for i in store.question_index()] == [(q, 1)]
-    machine = store.export_golden(with_machine=True).queries[0]
+    assert [(i.query_id, i.n_judged) for i in store.questions.index()] == [(q, 1)]
+    machine = store.golden.export(with_machine=True).queries[0]
     assert machine.relevance == {"leave-001": 3}
     assert [(m["doc_id"], m["grade"], m["judge"], m["model"], m["prompt_hash"], m["doc_hash"])
             for m in machine.extra[MACHINE_FIELD]] == [
@@ -57,14 +57,14 @@ def test_machine_grades_never_enter_judgments_consensus_or_relevance(store):
 def test_machine_grades_a_pair_once_per_judge_prompt_and_content(store):
     corpus, q = _labelled(store)
     h = corpus.get("leave-002").content_hash
-    assert store.save_machine_grades([_grade(q, "leave-002", 2, doc_hash=h)]) == 1
+    assert store.machine.save_grades([_grade(q, "leave-002", 2, doc_hash=h)]) == 1
     # the same pair, judge, prompt and content again (a resumed run): nothing new, the first answer kept
-    assert store.save_machine_grades([_grade(q, "leave-002", 0, doc_hash=h, raw="other")]) == 0
-    assert store.save_machine_grades([_grade(q, "leave-002", 1, doc_hash=h, prompt_hash="p2"),  # another prompt
+    assert store.machine.save_grades([_grade(q, "leave-002", 0, doc_hash=h, raw="other")]) == 0
+    assert store.machine.save_grades([_grade(q, "leave-002", 1, doc_hash=h, prompt_hash="p2"),  # another prompt
                                       _grade(q, "leave-002", 1, doc_hash=h, judge="other")]) == 2  # another judge
-    assert [(g.judge, g.prompt_hash, g.grade) for g in store.machine_grades(judge="umbrela")] == [
+    assert [(g.judge, g.prompt_hash, g.grade) for g in store.machine.grades(judge="umbrela")] == [
         ("umbrela", "p1", 2), ("umbrela", "p2", 1)]
-    assert [(c.judge, c.grades, c.stale, c.questions) for c in store.machine_grade_counts()] == [
+    assert [(c.judge, c.grades, c.stale, c.questions) for c in store.machine.counts()] == [
         ("other", 1, 0, 1), ("umbrela", 2, 0, 1)]
 
 
@@ -74,20 +74,20 @@ def test_machine_grades_refuse_a_grade_off_the_scale_and_an_unknown_question(sto
     for bad in (_grade("q-1", "leave-002", 4), _grade("q-1", "leave-002", True), _grade("nope", "leave-002", 1),
                 _grade("q-1", "leave-002", 1, judge="")):
         with pytest.raises(InputError):
-            store.save_machine_grades([_grade("q-1", "leave-003", 1), bad])  # all or nothing
+            store.machine.save_grades([_grade("q-1", "leave-003", 1), bad])  # all or nothing
     assert snapshot(store) == before
 
 
 def test_machine_grade_of_an_edited_document_is_stale_and_not_used(store):
     corpus, q = _labelled(store)
     grades = [_grade(q, d, 2, doc_hash=corpus.get(d).content_hash) for d in ("leave-002", "leave-003")]
-    store.save_machine_grades([*grades, _grade(q, "leave-005", 1, doc_hash="")])  # content not known
-    assert current_grades(store.machine_grades()) == {(q, "leave-002"): 2, (q, "leave-003"): 2}
-    store.ensure_collection(corpus=_edited(corpus, "leave-002"), corpus_path=str(SAMPLE))
-    found = {g.doc_id: g.stale for g in store.machine_grades()}
+    store.machine.save_grades([*grades, _grade(q, "leave-005", 1, doc_hash="")])  # content not known
+    assert current_grades(store.machine.grades()) == {(q, "leave-002"): 2, (q, "leave-003"): 2}
+    store.collections.ensure(corpus=_edited(corpus, "leave-002"), corpus_path=str(SAMPLE))
+    found = {g.doc_id: g.stale for g in store.machine.grades()}
     assert found == {"leave-002": True, "leave-003": False, "leave-005": True}
-    assert current_grades(store.machine_grades()) == {(q, "leave-003"): 2}
-    assert [(c.grades, c.stale) for c in store.machine_grade_counts()] == [(3, 2)]
+    assert current_grades(store.machine.grades()) == {(q, "leave-003"): 2}
+    assert [(c.grades, c.stale) for c in store.machine.counts()] == [(3, 2)]
 
 
 def _edited(corpus, doc_id):
@@ -98,22 +98,22 @@ def _edited(corpus, doc_id):
 
 def test_export_with_machine_round_trips_and_import_keeps_them_apart(store, tmp_path):
     corpus, q = _labelled(store)
-    store.save_machine_grades([_grade(q, "leave-001", 1, doc_hash=corpus.get("leave-001").content_hash),
+    store.machine.save_grades([_grade(q, "leave-001", 1, doc_hash=corpus.get("leave-001").content_hash),
                                _grade(q, "leave-009", 3, doc_hash=corpus.get("leave-009").content_hash,
                                       rationale="says 25 days")])
-    text = serialize_golden_jsonl(store.export_golden(with_machine=True))
+    text = serialize_golden_jsonl(store.golden.export(with_machine=True))
     assert json.loads(text)["relevance"] == {"leave-001": 3}
     golden = parse_golden_jsonl(text)
-    store.import_golden(golden, collection="copy")
-    assert store.export_golden(collection="copy", with_machine=True) == store.export_golden(with_machine=True)
-    assert [(j.doc_id, j.grade, j.annotator) for j in store.judgments(collection="copy")] == [
+    store.golden.import_set(golden, collection="copy")
+    assert store.golden.export(collection="copy", with_machine=True) == store.golden.export(with_machine=True)
+    assert [(j.doc_id, j.grade, j.annotator) for j in store.judgments.list(collection="copy")] == [
         ("leave-001", 3, "asha")]
-    assert store.consensus(collection="copy").qrels == {q: {"leave-001": 3}}
-    copied = store.machine_grades(collection="copy")
+    assert store.judgments.consensus(collection="copy").qrels == {q: {"leave-001": 3}}
+    copied = store.machine.grades(collection="copy")
     assert [(g.doc_id, g.grade, g.rationale) for g in copied] == [("leave-001", 1, None), ("leave-009", 3, "says 25 days")]
-    assert store.get_question(q, collection="copy").extra == {}  # not kept as an unknown field
-    store.import_golden(golden, collection="copy")  # identical again: nothing doubles
-    assert len(store.machine_grades(collection="copy")) == 2
+    assert store.questions.get(q, collection="copy").extra == {}  # not kept as an unknown field
+    store.golden.import_set(golden, collection="copy")  # identical again: nothing doubles
+    assert len(store.machine.grades(collection="copy")) == 2
 
 
 def test_import_refuses_a_malformed_machine_field_and_writes_nothing(store):
@@ -121,9 +121,9 @@ def test_import_refuses_a_malformed_machine_field_and_writes_nothing(store):
     line = {"query_id": "q-1", "question": "Q?", "relevance": {"d1": 1}, MACHINE_FIELD: [{"doc_id": "d1", "grade": 7,
                                                                                         "judge": "j"}]}
     with pytest.raises(InputError, match="machine grade 7"):
-        store.import_golden(parse_golden_jsonl(json.dumps(line) + "\n"))
+        store.golden.import_set(parse_golden_jsonl(json.dumps(line) + "\n"))
     with pytest.raises(InputError, match="must be a list"):
-        store.import_golden(parse_golden_jsonl(json.dumps({**line, MACHINE_FIELD: {"d1": 1}}) + "\n"))
+        store.golden.import_set(parse_golden_jsonl(json.dumps({**line, MACHINE_FIELD: {"d1": 1}}) + "\n"))
     assert snapshot(store) == before
 
 
@@ -133,7 +133,7 @@ def test_cli_export_with_machine_writes_them_under_their_own_field(tmp_path):
     db = tmp_path / "labeler.db"
     with open_store(db) as s:
         corpus, q = _labelled(s)
-        s.save_machine_grades([_grade(q, "leave-002", 2, doc_hash=corpus.get("leave-002").content_hash)])
+        s.machine.save_grades([_grade(q, "leave-002", 2, doc_hash=corpus.get("leave-002").content_hash)])
     out = tmp_path / "golden.jsonl"
     result = CliRunner().invoke(cli, ["export", str(out), "--db", str(db), "--with-machine"])
     assert result.exit_code == 0, result.output
@@ -148,13 +148,13 @@ def test_cli_export_with_machine_writes_them_under_their_own_field(tmp_path):
 
 
 def test_saved_judges_keep_their_declaration_by_name(store):
-    store.save_judge("umbrela", {"kind": "openai", "model": "m", "params": {"headers": {"Authorization": "${KEY}"}}},
+    store.machine.save_judge("umbrela", {"kind": "openai", "model": "m", "params": {"headers": {"Authorization": "${KEY}"}}},
                      by="boss")
-    store.save_judge("umbrela", {"kind": "openai", "model": "m2"}, by="boss")
-    assert store.judge_specs() == {"umbrela": {"kind": "openai", "model": "m2"}}
+    store.machine.save_judge("umbrela", {"kind": "openai", "model": "m2"}, by="boss")
+    assert store.machine.judge_specs() == {"umbrela": {"kind": "openai", "model": "m2"}}
     with pytest.raises(InputError):
-        store.save_judge("bad name/", {"kind": "file"})
-    assert store.delete_judge("umbrela") and store.judge_specs() == {}
+        store.machine.save_judge("bad name/", {"kind": "file"})
+    assert store.machine.delete_judge("umbrela") and store.machine.judge_specs() == {}
 
 
 def test_v15_adopts_a_v14_database_with_data_intact(empty_db_url):
@@ -171,7 +171,7 @@ def test_v15_adopts_a_v14_database_with_data_intact(empty_db_url):
     db.close()
     with open_store(empty_db_url) as s:
         assert s.schema_version() == M.LATEST_VERSION >= 15
-        assert [(j.doc_id, j.grade) for j in s.judgments(collection="c")] == [("d1", 2)]
-        assert s.machine_grades(collection="c") == [] and s.judge_specs() == {}
-        assert s.save_machine_grades([_grade("q-1", "d1", 1)], collection="c") == 1
+        assert [(j.doc_id, j.grade) for j in s.judgments.list(collection="c")] == [("d1", 2)]
+        assert s.machine.grades(collection="c") == [] and s.machine.judge_specs() == {}
+        assert s.machine.save_grades([_grade("q-1", "d1", 1)], collection="c") == 1
     assert rows(empty_db_url, "SELECT doc_id, grade, judge FROM machine_grades") == [("d1", 1, "umbrela")]

@@ -33,7 +33,7 @@ WRITER = textwrap.dedent("""
     sys.stdin.readline()  # wait for "go": every writer starts at once
     for i in range(n):
         # one transaction per judgment, as the app writes a label click
-        store.set_judgment(f"q{i % 10}", f"doc-{worker}-{i}", i % 4, annotator=f"annotator-{worker}")
+        store.judgments.set(f"q{i % 10}", f"doc-{worker}-{i}", i % 4, annotator=f"annotator-{worker}")
     print("done", flush=True)
 """)
 
@@ -51,7 +51,7 @@ IMPORTER = textwrap.dedent("""
             print("started", done, flush=True)  # inside the import transaction, half written
             time.sleep(120)
 
-    store.import_golden(golden, progress=progress)
+    store.golden.import_set(golden, progress=progress)
     print("finished", flush=True)
 """)
 
@@ -67,7 +67,7 @@ def _child(script: str, *args: str, **kwargs) -> subprocess.Popen:
 def test_store_concurrent_writers_lose_nothing(db_url):
     with open_store(db_url) as store:
         for i in range(10):
-            store.add_question(f"Question {i}?", query_id=f"q{i}")
+            store.questions.add(f"Question {i}?", query_id=f"q{i}")
     url = db_url
     writers = [_child(WRITER, url, str(w), str(N_EACH), stdin=subprocess.PIPE) for w in range(N_WRITERS)]
     try:
@@ -86,8 +86,8 @@ def test_store_concurrent_writers_lose_nothing(db_url):
     for p, (out, err) in zip(writers, results):
         assert p.returncode == 0 and out.strip() == "done" and err == "", err
     with open_store(db_url) as store:
-        judgments = store.judgments()
-        assert store.revision() == 1 + 10 + 2000  # created, 10 questions, every judgment: no bump lost
+        judgments = store.judgments.list()
+        assert store.collections.revision() == 1 + 10 + 2000  # created, 10 questions, every judgment: no bump lost
     assert len(judgments) == N_WRITERS * N_EACH == 2000
     assert {(j.annotator, j.doc_id, j.grade) for j in judgments} == {
         (f"annotator-{w}", f"doc-{w}-{i}", i % 4) for w in range(N_WRITERS) for i in range(N_EACH)}
@@ -104,9 +104,9 @@ def _written(url: str) -> int:
 
 def test_store_sigkill_mid_import_leaves_database_as_it_was(db_url, tmp_path):
     with open_store(db_url) as store:
-        store.add_question("Already here?", query_id="keep")
-        store.set_judgment("keep", "d1", 2, annotator="asha")
-        store.save_run({"model": "m"}, summary={"ndcg@10": 0.5}, per_query={}, golden_hash="g")
+        store.questions.add("Already here?", query_id="keep")
+        store.judgments.set("keep", "d1", 2, annotator="asha")
+        store.runs.save({"model": "m"}, summary={"ndcg@10": 0.5}, per_query={}, golden_hash="g")
     golden = tmp_path / "big.jsonl"
     with open(golden, "w", encoding="utf-8") as f:
         for i in range(10_000):
@@ -136,8 +136,8 @@ def test_store_sigkill_mid_import_leaves_database_as_it_was(db_url, tmp_path):
         assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         con.close()
     with open_store(db_url) as store:  # the lock died with the process: the next writer goes on
-        store.set_judgment("keep", "d2", 1, annotator="ben")
-        assert len(store.judgments()) == 2
+        store.judgments.set("keep", "d2", 1, annotator="ben")
+        assert len(store.judgments.list()) == 2
 
 
 @pytest.mark.parametrize("n_threads", [8])
@@ -146,12 +146,12 @@ def test_store_threads_share_one_store(db_url, n_threads):
     from concurrent.futures import ThreadPoolExecutor
 
     with open_store(db_url) as store:
-        store.add_question("Q?", query_id="q")
+        store.questions.add("Q?", query_id="q")
 
         def label(worker: int) -> None:
             for i in range(25):
-                store.set_judgment("q", f"d{i}", worker % 4, annotator=f"a{worker}")
+                store.judgments.set("q", f"d{i}", worker % 4, annotator=f"a{worker}")
 
         with ThreadPoolExecutor(n_threads) as pool:
             list(pool.map(label, range(n_threads)))
-        assert len(store.judgments()) == n_threads * 25
+        assert len(store.judgments.list()) == n_threads * 25

@@ -39,7 +39,7 @@ def _generate(rng: random.Random, n_questions: int) -> dict[str, dict]:
 
 
 def _load(store, cases: dict[str, dict]) -> None:
-    store.import_golden(GoldenSet(tuple(
+    store.golden.import_set(GoldenSet(tuple(
         GoldenQuery(qid, f"Question {qid}?", unanswerable=case["unanswerable"],
                     relevance={d: by[IMPORT_ANNOTATOR] for d, by in case["ratings"].items() if IMPORT_ANNOTATOR in by})
         for qid, case in cases.items())))
@@ -54,7 +54,7 @@ def _load(store, cases: dict[str, dict]) -> None:
             for person, grade in by.items() if person != IMPORT_ANNOTATOR])
     for qid, case in cases.items():
         for doc_id, grade in case.get("adjudicated", {}).items():
-            store.adjudicate(qid, doc_id, grade, by="boss")
+            store.judgments.adjudicate(qid, doc_id, grade, by="boss")
 
 
 def _expected(qid: str, case: dict) -> tuple:
@@ -70,16 +70,16 @@ def test_question_index_matches_python_consensus_on_generated_cases(store, seed)
     cases = _generate(random.Random(seed), 300)
     _load(store, cases)
     expected = [_expected(qid, case) for qid, case in cases.items()]
-    index = store.question_index(with_annotators=True)
+    index = store.questions.index(with_annotators=True)
     assert [(s.query_id, s.status, s.n_judged, s.annotators) for s in index] == [e[:4] for e in expected]
     # The generator reaches every status and the tie rule's both sides.
     assert {s.status for s in index} == set(Status)
     # The export holds exactly the questions the index calls complete (adjudications included).
     complete = [s.query_id for s in index if s.status.complete]
-    assert [q.query_id for q in store.export_golden(complete_only=True).queries] == complete
-    assert [s.status for s in store.list_questions()] == [s.status for s in index]
+    assert [q.query_id for q in store.golden.export(complete_only=True).queries] == complete
+    assert [s.status for s in store.questions.list()] == [s.status for s in index]
     for qid, status, n_judged, _, grades in expected[::10]:
-        one = store.question_status(qid)
+        one = store.questions.status(qid)
         assert (one.status, one.n_judged, dict(one.consensus)) == (status, n_judged, grades)
 
 
@@ -97,15 +97,15 @@ def test_question_index_matches_python_consensus_on_generated_cases(store, seed)
 ])
 def test_question_index_tie_rule_by_hand(store, grades, status):
     _load(store, {"q": {"ratings": {"d": grades}, "unanswerable": False}})
-    [summary] = store.question_index(with_annotators=True)
-    assert summary.status == status == store.question_status("q").status
+    [summary] = store.questions.index(with_annotators=True)
+    assert summary.status == status == store.questions.status("q").status
 
 
 def test_question_index_of_empty_and_missing_collections(store):
-    store.ensure_collection("empty")
-    assert store.question_index(collection="empty") == []
+    store.collections.ensure("empty")
+    assert store.questions.index(collection="empty") == []
     with pytest.raises(InputError, match="no collection named 'nope'.*Hint:"):
-        store.question_index(collection="nope")
+        store.questions.index(collection="nope")
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -128,25 +128,25 @@ def test_the_held_index_recomputes_what_changed_and_agrees_with_a_fresh_one(stor
             op = rng.randrange(9)
             try:
                 if op <= 2:
-                    writer.set_judgment(qid, doc, rng.randint(0, 3), annotator=who)
+                    writer.judgments.set(qid, doc, rng.randint(0, 3), annotator=who)
                 elif op == 3:
-                    writer.clear_judgment(qid, doc, annotator=who)
+                    writer.judgments.clear(qid, doc, annotator=who)
                 elif op == 4:
-                    writer.set_unanswerable(qid, rng.random() < 0.7, by=who)
+                    writer.questions.set_unanswerable(qid, rng.random() < 0.7, by=who)
                 elif op == 5:
-                    writer.adjudicate(qid, doc, rng.choice((None, 0, 2)), by="boss")
+                    writer.judgments.adjudicate(qid, doc, rng.choice((None, 0, 2)), by="boss")
                 elif op == 6:
-                    writer.edit_question(qid, text=f"Edited {step}?", query_type=rng.choice(("a", "b")))
+                    writer.questions.edit(qid, text=f"Edited {step}?", query_type=rng.choice(("a", "b")))
                 elif op == 7 and len(qids) > 5:
-                    writer.delete_question(qids.pop(rng.randrange(len(qids))))
+                    writer.questions.delete(qids.pop(rng.randrange(len(qids))))
                 else:
-                    qids.append(writer.add_question(f"New {step}?", unanswerable=rng.random() < 0.2).query_id)
+                    qids.append(writer.questions.add(f"New {step}?", unanswerable=rng.random() < 0.2).query_id)
             except InputError:
                 continue  # a refused write (a relevant grade on a question this annotator voted unanswerable)
             for with_annotators in (False, True):
                 with store.engine.connect() as conn:
                     fresh = question_index(conn, collection="default", with_annotators=with_annotators)
-                assert store.question_index(with_annotators=with_annotators) == fresh, (step, op)
+                assert store.questions.index(with_annotators=with_annotators) == fresh, (step, op)
     finally:
         other.close()
 
@@ -154,11 +154,11 @@ def test_the_held_index_recomputes_what_changed_and_agrees_with_a_fresh_one(stor
 def test_a_collection_deleted_and_made_again_is_indexed_afresh(store):
     from labeler_storage.question_index import question_index
 
-    store.add_question("Old one?", query_id="q1", collection="c")
-    store.set_judgment("q1", "d1", 3, annotator="asha", collection="c")
-    assert [s.status for s in store.question_index(collection="c")] == [Status.DONE]
-    store.delete_collection("c")
-    store.add_question("New one?", query_id="q1", collection="c")  # same name, maybe the same row ids
+    store.questions.add("Old one?", query_id="q1", collection="c")
+    store.judgments.set("q1", "d1", 3, annotator="asha", collection="c")
+    assert [s.status for s in store.questions.index(collection="c")] == [Status.DONE]
+    store.collections.delete("c")
+    store.questions.add("New one?", query_id="q1", collection="c")  # same name, maybe the same row ids
     with store.engine.connect() as conn:
         fresh = question_index(conn, collection="c")
-    assert store.question_index(collection="c") == fresh and fresh[0].status == Status.NEW
+    assert store.questions.index(collection="c") == fresh and fresh[0].status == Status.NEW

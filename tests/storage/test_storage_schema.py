@@ -33,7 +33,7 @@ def test_default_db_url_is_under_labeler_home_created_on_first_use(tmp_path, mon
         monkeypatch.setenv("LABELER_HOME", str(tmp_path / home))
     assert default_db_url() == "sqlite:///" + str(tmp_path / folder / "labeler.db")
     with open_store() as s:
-        s.add_question("Where is the office?")
+        s.questions.add("Where is the office?")
     assert (tmp_path / folder / "labeler.db").is_file()
 
 
@@ -42,9 +42,9 @@ def test_default_db_url_is_labeler_db_url_when_set(monkeypatch, db_url):
     assert default_db_url() == normalize_db_url(None) == db_url
     with open_store() as s:
         assert s.url == db_url
-        s.add_question("Where is the office?")
+        s.questions.add("Where is the office?")
     with open_store(db_url) as s:
-        assert [q.query_id for q in s.question_index()] == ["q-0001"]
+        assert [q.query_id for q in s.questions.index()] == ["q-0001"]
 
 
 def test_cli_imports_and_exports_through_labeler_db_url(db_url, tmp_path, monkeypatch):
@@ -62,7 +62,7 @@ def test_cli_imports_and_exports_through_labeler_db_url(db_url, tmp_path, monkey
     assert exported.exit_code == 0, exported.output
     assert read_golden(tmp_path / "out.jsonl").get("a").relevance == {"d1": 1}
     with open_store(db_url) as s:
-        assert s.get_question("a").question == "A?"
+        assert s.questions.get("a").question == "A?"
     assert not (tmp_path / "labeler-home" / "labeler.db").exists()  # LABELER_HOME's file was not used
 
 
@@ -176,7 +176,7 @@ def test_open_store_adopts_v1_database_with_data_intact(tmp_path):
 
     with open_store(db) as s:
         assert s.schema_version() == M.LATEST_VERSION
-        statuses = s.list_questions(collection="handbook")
+        statuses = s.questions.list(collection="handbook")
         assert [x.question.query_id for x in statuses] == ["q-0001", "q-0002"]
         q1 = statuses[0]
         assert q1.question.extra == {"source": "slack"} and q1.question.notes == "see §4"
@@ -184,11 +184,11 @@ def test_open_store_adopts_v1_database_with_data_intact(tmp_path):
         assert q1.consensus == {"leave-001": 2, "leave-002": 0}  # floor(median(3, 2)) = 2
         assert all(j.note == "" for j in q1.judgments)  # v2 default
         assert statuses[1].status == "unanswerable"
-        [run] = s.list_runs(collection="handbook")
-        assert run.name == "" and s.load_run(run.run_id).per_query == {"q-0001": {"ndcg@10": 0.5}}
+        [run] = s.runs.list(collection="handbook")
+        assert run.name == "" and s.runs.load(run.run_id).per_query == {"q-0001": {"ndcg@10": 0.5}}
         # The upgraded database takes writes through the new columns.
-        s.set_judgment("q-0001", "leave-002", 1, annotator="ben", note="partly", collection="handbook")
-        golden = s.export_golden(collection="handbook")
+        s.judgments.set("q-0001", "leave-002", 1, annotator="ben", note="partly", collection="handbook")
+        golden = s.golden.export(collection="handbook")
         assert golden.get("q-0001").corpus_fingerprint == "sha256:old"
 
     after = snapshot(db)
@@ -463,14 +463,14 @@ def test_open_store_adopts_v3_database_with_data_intact(tmp_path):
 
     with open_store(db) as s:
         assert s.schema_version() == M.LATEST_VERSION
-        assert serialize_golden_jsonl(s.export_golden(collection="handbook")) == V3_EXPORT
-        assert [(x.query_id, x.status, x.n_judged, x.annotators) for x in s.question_index(collection="handbook", with_annotators=True)] == [
+        assert serialize_golden_jsonl(s.golden.export(collection="handbook")) == V3_EXPORT
+        assert [(x.query_id, x.status, x.n_judged, x.annotators) for x in s.questions.index(collection="handbook", with_annotators=True)] == [
             ("q-0001", "done", 2, ("asha",)), ("q-0002", "unanswerable", 1, ("ben",))]
-        assert s.revision(collection="handbook") == s.revision(collection="other") == 1  # 0: no such collection
-        [run] = s.list_runs(collection="handbook")
-        assert (run.name, s.load_run(run.run_id).per_query) == ("baseline", {"q-0001": {"ndcg@10": 0.5}})
-        s.set_judgment("q-0001", "leave-002", 2, annotator="ben", collection="handbook")
-        assert s.revision(collection="handbook") == 2
+        assert s.collections.revision(collection="handbook") == s.collections.revision(collection="other") == 1  # 0: no such collection
+        [run] = s.runs.list(collection="handbook")
+        assert (run.name, s.runs.load(run.run_id).per_query) == ("baseline", {"q-0001": {"ndcg@10": 0.5}})
+        s.judgments.set("q-0001", "leave-002", 2, annotator="ben", collection="handbook")
+        assert s.collections.revision(collection="handbook") == 2
 
     after = snapshot(db)
     assert after["schema_version"] == before["schema_version"]  # the old marker kept as it was, not written
@@ -503,9 +503,9 @@ def test_v7_turns_each_unanswerable_flag_into_one_vote(empty_db_url):
     db.close()
     with open_store(empty_db_url) as s:
         assert s.schema_version() == M.LATEST_VERSION
-        assert [(x.question.query_id, x.voters, x.status) for x in s.list_questions()] == [
+        assert [(x.question.query_id, x.voters, x.status) for x in s.questions.list()] == [
             ("a", ("asha",), "unanswerable"), ("b", ("(import)",), "unanswerable"), ("c", (), "new")]
-        assert s.judged_by("asha") == {"a": 0}
+        assert s.judgments.judged_by("asha") == {"a": 0}
 
 
 def _ann_signed_in_at(url: str, version: int, token_hash: str) -> None:
@@ -552,15 +552,15 @@ def _written_by_todays_code(url: str, tmp_path: Path) -> None:
 
     corpus = load_corpus(SAMPLE_CORPUS)
     with open_store(url) as s:
-        s.ensure_collection(corpus_path=str(SAMPLE_CORPUS), corpus=corpus, by="asha")
-        q = s.add_question("How many vacation days?", author="asha", query_type="numeric-fact").query_id
-        s.set_judgment(q, "leave-001", 2, annotator="asha", doc=corpus.get("leave-001"), note="§4")
-        s.set_judgment(q, "leave-001", 3, annotator="asha", doc=corpus.get("leave-001"))
-        s.set_judgment(q, "leave-002", 0, annotator="ben")
-        s.add_question("Who is on Mars?", query_id="mars", author="ben")
-        s.set_unanswerable("mars", by="ben")
-        s.add_question("Other?", collection="other")
-        s.save_run({"model": "m"}, summary={"ndcg@10": 0.5}, per_query={q: {"ndcg@10": 0.5}}, golden_hash="g",
+        s.collections.ensure(corpus_path=str(SAMPLE_CORPUS), corpus=corpus, by="asha")
+        q = s.questions.add("How many vacation days?", author="asha", query_type="numeric-fact").query_id
+        s.judgments.set(q, "leave-001", 2, annotator="asha", doc=corpus.get("leave-001"), note="§4")
+        s.judgments.set(q, "leave-001", 3, annotator="asha", doc=corpus.get("leave-001"))
+        s.judgments.set(q, "leave-002", 0, annotator="ben")
+        s.questions.add("Who is on Mars?", query_id="mars", author="ben")
+        s.questions.set_unanswerable("mars", by="ben")
+        s.questions.add("Other?", collection="other")
+        s.runs.save({"model": "m"}, summary={"ndcg@10": 0.5}, per_query={q: {"ndcg@10": 0.5}}, golden_hash="g",
                    corpus_fingerprint=corpus.fingerprint, name="baseline", by="asha")
         s.accounts.add_user("boss@example.org", "admin", by="(test)")
         s.accounts.set_setting("session_hours", 8, by="boss@example.org")
@@ -614,13 +614,13 @@ def test_a_database_of_todays_schema_from_before_alembic_is_stamped_and_upgraded
     before = snapshot(empty_db_url)
     assert "alembic_version" not in before and sorted(r[0] for r in before["schema_version"]) == list(range(1, 9))
     with Store(empty_db_url) as old:  # the database as it is (a Store() does not migrate)
-        exported = serialize_golden_jsonl(old.export_golden())
+        exported = serialize_golden_jsonl(old.golden.export())
 
     with Store(empty_db_url) as s:  # recognised: stamped at 8, not recreated; then 9 and on run
         assert s.migrate() == list(range(9, M.LATEST_VERSION + 1)) and s.schema_version() == M.LATEST_VERSION
-        assert serialize_golden_jsonl(s.export_golden()) == exported
-        assert s.accounts.settings()["session_hours"] == 8.0 and s.grade_history("q-0001")[0].note == "§4"
-        s.set_judgment("q-0001", "leave-003", 1, annotator="ben")  # a write through the upgraded schema
+        assert serialize_golden_jsonl(s.golden.export()) == exported
+        assert s.accounts.settings()["session_hours"] == 8.0 and s.judgments.history("q-0001")[0].note == "§4"
+        s.judgments.set("q-0001", "leave-003", 1, annotator="ben")  # a write through the upgraded schema
     after = snapshot(empty_db_url)
     assert after["schema_version"] == before["schema_version"]  # kept as that code wrote it, not written again
     assert after["alembic_version"] == [(M.revision_of(M.LATEST_VERSION),)]
@@ -630,8 +630,8 @@ def test_a_database_of_todays_schema_from_before_alembic_is_stamped_and_upgraded
     assert after["users"] == [r + (None,) for r in before["users"]]  # 13: no OpenID identity bound yet
     if db_engine == "postgresql":  # 9 widened the grades: a 64-bit scale fits now
         with open_store(empty_db_url) as s:
-            s.import_golden(GoldenSet((GoldenQuery("big", "B?", relevance={"d": 2 ** 63 - 1}),)))
-            assert s.export_golden().get("big").relevance == {"d": 2 ** 63 - 1}
+            s.golden.import_set(GoldenSet((GoldenQuery("big", "B?", relevance={"d": 2 ** 63 - 1}),)))
+            assert s.golden.export().get("big").relevance == {"d": 2 ** 63 - 1}
 
 
 def test_v17_adopts_the_import_grades_of_v15_as_one_counted_source(empty_db_url):
@@ -659,15 +659,15 @@ def test_v17_adopts_the_import_grades_of_v15_as_one_counted_source(empty_db_url)
     db.close()
     with open_store(empty_db_url) as s:
         assert s.schema_version() == M.LATEST_VERSION
-        [source] = s.grade_sources()
+        [source] = s.sources.list()
         assert (source.name, source.file_name, source.counted, source.n_grades) == ("(import)", "", True, 2)
-        assert s.grade_sources(collection="other") == []
+        assert s.sources.list(collection="other") == []
         # Counted as before: only where no person graded (asha's 0 on d1 stands).
-        assert s.consensus().qrels == {"a": {"d1": 0, "d2": 2}}
-        assert [(x.question.query_id, str(x.status)) for x in s.list_questions()] == [("a", "done"),
+        assert s.judgments.consensus().qrels == {"a": {"d1": 0, "d2": 2}}
+        assert [(x.question.query_id, str(x.status)) for x in s.questions.list()] == [("a", "done"),
                                                                                    ("m", "unanswerable")]
-        exported = s.export_golden().get("a").extra
+        exported = s.golden.export().get("a").extra
         assert exported["grade_sources"] == {"(import)": {"file": "", "imported_at": "", "imported_by": "",
                                                           "counted": True, "changes": []}}
-        s.set_source_counted("(import)", False, by="lead")
-        assert s.consensus().qrels == {"a": {"d1": 0}} and not s.get_question("m").unanswerable
+        s.sources.set_counted("(import)", False, by="lead")
+        assert s.judgments.consensus().qrels == {"a": {"d1": 0}} and not s.questions.get("m").unanswerable
