@@ -12,7 +12,6 @@ from labeler_app import label as lb
 from labeler_app import workspace as ws
 from labeler_app.access import Can
 from labeler_app.systems import saved_systems
-from labeler_app.text import inert
 from labeler_pages._cards import NEW_QUESTION_BOX, demo_offer_box, new_question_form, question_picker, start_question
 from labeler_pages._collections import open_demo
 from labeler_pages._common import HOLES_PARAM, Keys, act, actor, flash, guard, show_flash
@@ -20,6 +19,7 @@ from labeler_pages._judging import judging
 from labeler_pages._keyboard import SCROLL_PENDING, key_queue
 from labeler_pages._loaders import workspace
 from labeler_pages._recheck import recheck_section
+from labeler_pages._work_queue import claim_bar, next_for_me_button
 
 key_queue()  # first thing on the page: a key pressed while it loads, or during any later run, is kept
 heading, new_box = st.columns([5, 2], vertical_alignment="center")
@@ -57,19 +57,6 @@ def _move_question(step: int) -> None:
     st.session_state.update({Keys.QUESTION: ids[max(0, min(len(ids) - 1, i + step))], Keys.FOCUS: 0})
 
 
-def _next_for_me(given_back: str | None = None) -> None:
-    doc_ids = [d.doc_id for d in corp.documents] if corp else ()  # likely complete questions come last
-    qid = act(lb.next_for_me, s, me, given_back, doc_ids)  # act: True when no question wants a judge, False after an error
-    gave = f"Gave {inert(given_back)} back to the queue" if given_back else ""
-    if isinstance(qid, str):
-        st.session_state.update({Keys.QUESTION: qid, Keys.FOCUS: 0})
-        if gave:
-            flash(f"{gave}; here is {inert(qid)}.", "success")
-    elif qid:
-        flash(f"{gave}. No other question needs a judge right now." if gave else
-              "No question needs another judge right now: every one has its overlap or is yours already.", "info")
-
-
 if (holes_run := st.query_params.get(HOLES_PARAM)) and holes_run.isdigit():  # from the Evaluate page's link
     st.session_state[Keys.HOLES] = int(holes_run)
 systems = list(guard(saved_systems, s))
@@ -86,20 +73,11 @@ if not index:
     st.stop()
 
 
-def _next_for_me_button(column) -> None:
-    column.button("Next for me", key="next-for-me", on_click=_next_for_me, icon=":material/assignment_ind:", width="stretch",
-                  help="Next question for me: claims (for 30 minutes, renewed while you grade) a question that still "
-                       "needs judges and that you have not judged, the one with most judges first.")
-
-
 start_question(Keys.QUESTION, ids, lambda: lb.first_unfinished(index, guard(db.judged_by, s, me.name)))
 question_picker(Keys.QUESTION, {x.query_id: lb.question_choice_label(x.query_id, x.status, x.question) for x in index},
-                _move_question, extra=None if read_only else _next_for_me_button)
+                _move_question, extra=None if read_only else next_for_me_button(s, me, corp))
 
 qid = st.session_state[Keys.QUESTION]
-if not read_only and (held := guard(lb.claim_note, s, me, qid)):
-    with st.container(horizontal=True, vertical_alignment="center", key="claim-bar"):
-        st.caption(held)
-        st.button("Give it back", key="give-back", on_click=_next_for_me, args=(qid,), icon=":material/undo:",
-                  help="Release your claim and take the next question that needs a judge (you are offered this one again only when nothing else needs you).")
+if not read_only:
+    claim_bar(s, me, corp, qid)
 judging(s, me, qid, next(x.status for x in index if x.query_id == qid), path, corp, index, read_only)
