@@ -210,7 +210,7 @@ def test_browser_journey(app, page):
     expect_visible(page.get_by_text(re.compile(r"Run #2 saved")))
     sidebar_go(page, "Compare runs")
     expect_visible(page.locator(".st-key-comparison [data-testid=stDataFrame]"))
-    expect_visible(page.get_by_text(re.compile(r"Config changes A → B: retriever")))
+    expect_visible(page.get_by_text(re.compile(r"Config changes A → B: mode")))
     wait_ready(page)
     screenshot(page, "compare")
 
