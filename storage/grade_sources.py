@@ -14,6 +14,7 @@ that is one source, counted, as before.
 """
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -73,10 +74,19 @@ def check_described(value: Any, where: str) -> None:
                          hint="export the golden set from the app again, or drop that field from the line.")
 
 
+_HAVE_TABLE: "weakref.WeakSet[sa.Engine]" = weakref.WeakSet()  # engines whose database has the table
+
+
 def _kept(conn: Connection) -> bool:
     # A database read before its upgrade to v17 (a Store() opened without migrating) keeps no sources:
-    # every file's grades were "(import)"'s, counted.
-    return sa.inspect(conn).has_table("grade_sources")
+    # every file's grades were "(import)"'s, counted. Asked of the catalog once per engine (a table is
+    # never dropped again), not on every status read of the Label page.
+    if conn.engine in _HAVE_TABLE:
+        return True
+    if not sa.inspect(conn).has_table("grade_sources"):
+        return False
+    _HAVE_TABLE.add(conn.engine)
+    return True
 
 
 def apart(conn: Connection, cid: int) -> frozenset[str]:
