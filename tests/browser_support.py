@@ -130,7 +130,10 @@ _IDLE_SINCE_INPUT = """(quiet) => {
     }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
   }
   const t = w.__gtIdle;
-  return app.getAttribute('data-test-connection-state') === 'CONNECTED'
+  // A Label page is ready once its key queue listens (pages/_keyboard.py marks the body): before, a
+  // key pressed in a text box (Escape) or on the page ran no code of ours.
+  const keys = !document.querySelector('.st-key-keyboard-bar') || document.body.classList.contains('labeler-keys');
+  return keys && app.getAttribute('data-test-connection-state') === 'CONNECTED'
     && app.getAttribute('data-test-script-state') === 'notRunning'
     && (t.run >= t.input || performance.now() - t.input > quiet);
 }"""

@@ -16,6 +16,12 @@ from labeler_storage import open_store
 
 pytestmark = pytest.mark.browser
 QID = "q-0001"
+# What the key queue acts on, printed when the test fails: each focus mark (a stale one stays while a
+# run redraws), whether it holds a ticket, and the focused card's grade options.
+MARKS = """() => [...document.querySelectorAll('[data-focus-mark]')].map((m) => ({
+  card: m.dataset.focusMark, run: m.dataset.run, ticket: m.hasAttribute('data-ticket'),
+  options: document.querySelectorAll('.st-key-cand-' + m.dataset.focusMark + '-grade button[role=radio]').length,
+  keys: document.body.classList.contains('labeler-keys'), queued: (window.__labelerKeys || []).length}))"""
 FOCUSED = "() => Number(document.querySelector('[data-focus-mark]')?.dataset.focusMark ?? -1)"
 
 
@@ -45,6 +51,7 @@ def test_grade_key_is_saved_by_the_route_before_the_rerun(sample_embeddings, pla
         page.get_by_role("heading", level=1).first.click()  # the keys go to the page
         assert page.evaluate(FOCUSED) == 0
         first = _doc(page, 0)
+        page.wait_for_selector("[data-focus-mark][data-ticket]", state="attached")  # the run's ticket is in
         with page.expect_response(lambda r: r.url.endswith(GRADE_ROUTE)) as answer:
             page.keyboard.press("2")
         assert answer.value.status == 204
@@ -65,6 +72,7 @@ def test_grade_key_is_saved_by_the_route_before_the_rerun(sample_embeddings, pla
         assert _history(url, second) == [(1, "ann")] and routed == []
         screenshot(page, "grade-route", full_page=False)
     except BaseException:
+        print("focus marks:", page.evaluate(MARKS))
         screenshot(page, "FAILED-grade-route", full_page=True)
         print(server.log())
         raise
