@@ -45,6 +45,25 @@ WATCH_RUNS = """() => {
 }"""
 
 
+# A quick run can pass without the page's run state ever showing "running" (the browser applies both
+# changes in one go), so a run is also known by the focus mark it draws: a token new each run.
+RUN_TOKEN = "() => document.querySelector('[data-focus-mark]')?.dataset.run ?? null"
+REDRAWN = ("(token) => window.__run.done || (document.querySelector('[data-focus-mark]')?.dataset.run ?? null) !== token"
+           " && document.querySelector('[data-testid=\"stApp\"]').getAttribute('data-test-script-state') !== 'running'")
+
+# Idle, with the same focus mark, for `ms`: a grade that changes the question's status reruns the whole page
+# after the judging area's run, and between the two the page looks idle with the focus not yet moved.
+SETTLED = """(ms) => {
+  const w = window, now = performance.now();
+  const state = document.querySelector('[data-testid="stApp"]').getAttribute('data-test-script-state');
+  const token = document.querySelector('[data-focus-mark]')?.dataset.run;
+  if (state === 'running' || token !== w.__settledToken || w.__settledAt === undefined) {
+    w.__settledToken = token; w.__settledAt = now; return false;
+  }
+  return now - w.__settledAt >= ms;
+}"""
+
+
 # The grade option on the card: shown (selected, or hatched "saving…" while the grade route writes it),
 # and saved (selected, no longer "saving…": the route, or the rerun of a click, has answered).
 OPTION = "document.querySelectorAll('.st-key-cand-{card}-grade button[role=radio]')[{value}]"
@@ -64,15 +83,16 @@ def timed_grade(page, card: int, value: int, press, shown: list[float], saved: l
     if buttons.nth(value).get_attribute("aria-checked") == "true":
         value = (value + 1) % 4
     page.evaluate("window.__run = {ran: false, done: false}")
+    token = page.evaluate(RUN_TOKEN)
     t0 = time.perf_counter()
     press(value)
     page.wait_for_function(SHOWN.format(card=card, value=value), polling="raf", timeout=30_000)
     shown.append(time.perf_counter() - t0)
     page.wait_for_function(SAVED.format(card=card, value=value), polling="raf", timeout=30_000)
     saved.append(time.perf_counter() - t0)
-    page.wait_for_function("() => window.__run.done", polling="raf", timeout=30_000)
+    page.wait_for_function(REDRAWN, arg=token, polling="raf", timeout=30_000)
     redrawn.append(time.perf_counter() - t0)
-    page.wait_for_selector(READY, timeout=30_000)
+    page.wait_for_function(SETTLED, arg=250, polling="raf", timeout=30_000)  # the next key reads where the focus is
     return value
 
 

@@ -166,7 +166,7 @@ KEY_QUEUE = r"""<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5re
   const settle = () => {
     if (!saving.length) return;
     if (busy()) { savingRun = true; return; }
-    if (!savingRun) return;
+    if (!savingRun && run() === savedRun) return;  // a quick run can pass unseen in the run state: its new mark is not
     saving.forEach((c) => c.classList.remove('labeler-saving')); saving = [];
     const mark = scrollAfter && document.querySelector('[data-focus-mark]');
     const card = mark && document.querySelector('.st-key-cand-' + mark.getAttribute('data-focus-mark'));
@@ -202,6 +202,7 @@ KEY_QUEUE = r"""<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5re
   // A digit grades the focused card's own grade option, so the grade shows at once (marked "saving…"
   // until the server has written it, as a click is) instead of after the server's answer. The keyboard
   // bar's buttons stay the way in while the cards are not drawn yet.
+  let digitRun = null, digitAt = 0;  // the focus mark's token when the last digit graded, and when
   const gradeDirect = (key) => {
     if (!/^[0-3]$/.test(key)) return false;
     const mark = document.querySelector('[data-focus-mark]');
@@ -210,7 +211,12 @@ KEY_QUEUE = r"""<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5re
     const option = [...options].find((b) => b.textContent.trim().startsWith(key + ' '));
     if (!option || option.disabled) return false;
     if (refilling(option.closest('[class*="st-key-cand-"]'))) return 'wait';  // after the answer re-fills the cards
+    // A digit acts on a page its last digit has redrawn (a new focus mark): between two runs of one answer
+    // (a grade that changes the question's status reruns the whole page) the page can look idle while its
+    // focus is still on the card just graded, and a second digit would overwrite that grade.
+    if (run() === digitRun && Date.now() - digitAt < 5000) return 'wait';
     if (option.getAttribute('aria-checked') !== 'true') {
+      digitRun = run(); digitAt = Date.now();
       scrollAfter = true;
       if (!save(mark, option, key)) { option.click(); hold(1500); }
     }
@@ -238,7 +244,8 @@ KEY_QUEUE = r"""<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5re
   let sawRun = false;
   let retryAt = 0;
   let left = null, leftUntil = 0;  // the text box just left (Escape, or Enter adding a question)
-  const hold = (ms) => { waiting = Date.now(); patience = ms; sawRun = false; };
+  let heldRun = null;  // the focus mark's token when the wait began: a new one means a run has drawn the page
+  const hold = (ms) => { waiting = Date.now(); patience = ms; sawRun = false; heldRun = run(); };
   const typing = (t) => t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.isContentEditable) &&
     !(t === left && Date.now() < leftUntil);  // keys typed on the instant after leaving it are not typing
   const ours = (e) => !e.ctrlKey && !e.metaKey && !e.altKey && /^[0-3jknpux]$/i.test(e.key) && !typing(e.target);
@@ -286,7 +293,7 @@ KEY_QUEUE = r"""<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5re
     settle();
     if (waiting) {
       if (busy()) sawRun = true;
-      if ((sawRun && !busy()) || (!sawRun && Date.now() - waiting > patience)) { waiting = 0; patience = 1500; }
+      if (!busy() && (sawRun || run() !== heldRun || Date.now() - waiting > patience)) { waiting = 0; patience = 1500; }
       return;
     }
     if (!q.length || busy() || Date.now() < retryAt) return;
