@@ -48,6 +48,15 @@ def insert_ignore(table: sa.Table, dialect: str) -> Any:
 # v9: an imported scale may hold any 64-bit grade; SQLite's INTEGER is 64-bit, PostgreSQL's BIGINT.
 GRADE = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
+
+def _when_and_who(*events: str) -> list[sa.Column]:
+    """For each event ("created", "updated"): `<event>_at` (an ISO time) and `<event>_by` (who; "" unknown)."""
+    columns = []
+    for event in events:
+        columns += [sa.Column(f"{event}_at", sa.Text, nullable=False),
+                    sa.Column(f"{event}_by", sa.Text, nullable=False, server_default="")]
+    return columns
+
 # --------------------------------------------------------------------------- the current schema
 
 SCHEMA = sa.MetaData()
@@ -193,10 +202,7 @@ users = sa.Table(
     sa.Column("invite_hash", sa.Text),  # sha256 of a one-time invite token
     sa.Column("invite_expires_at", sa.Text),
     sa.Column("disabled", sa.Boolean, nullable=False, server_default=sa.false()),
-    sa.Column("created_at", sa.Text, nullable=False),
-    sa.Column("created_by", sa.Text, nullable=False, server_default=""),
-    sa.Column("updated_at", sa.Text, nullable=False),
-    sa.Column("updated_by", sa.Text, nullable=False, server_default=""),
+    *_when_and_who("created", "updated"),
     # v13: "<issuer> <sub>" of the OpenID identity bound at the account's first OpenID sign-in
     sa.Column("oidc_subject", sa.Text),
     sa.Index("ix_users_oidc_subject", "oidc_subject", unique=True),
@@ -231,8 +237,7 @@ team_settings = sa.Table(
     "team_settings", SCHEMA,
     sa.Column("key", sa.Text, primary_key=True),
     sa.Column("value", JSONText, nullable=False),
-    sa.Column("updated_at", sa.Text, nullable=False),
-    sa.Column("updated_by", sa.Text, nullable=False, server_default=""),
+    *_when_and_who("updated"),
 )
 
 
@@ -297,10 +302,7 @@ judges = sa.Table(
     "judges", SCHEMA,
     sa.Column("name", sa.Text, primary_key=True),
     sa.Column("spec", JSONText, nullable=False),
-    sa.Column("created_at", sa.Text, nullable=False),
-    sa.Column("created_by", sa.Text, nullable=False, server_default=""),
-    sa.Column("updated_at", sa.Text, nullable=False),
-    sa.Column("updated_by", sa.Text, nullable=False, server_default=""),
+    *_when_and_who("created", "updated"),
 )
 
 # v16: a machine grade an annotator was shown as a suggestion on the Label page (labeler_storage.suggestions):
