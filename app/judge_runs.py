@@ -26,21 +26,20 @@ from labeler.judges.base import Judge, JudgeFailure, JudgePair, MachineGrade
 from labeler.judges.calibration import Calibration, calibrate
 from labeler.judges.spec import JudgeSpec
 from labeler.progress import Progress
-from labeler_app.holes import HOLE_DEPTH, find_holes
+from labeler_app.holes import HOLE_DEPTH, RunStore, find_holes
 
 SAVE_EVERY = 10  # grades per transaction: an interruption loses at most the pairs in flight
 
 
-class GradeStore(Protocol):
-    """What these use cases need of a store (storage.Store, or a store bound to a collection)."""
+class GradeStore(RunStore, Protocol):
+    """What these use cases need of a store (storage.Store, or a store bound to a collection): what
+    finding holes needs, and the machine grades, golden set and runs."""
 
     def machine_grades(self, *, judge: str | None = None, prompt_hash: str | None = None,
                        query_id: str | None = None) -> list[Any]: ...
     def save_machine_grades(self, found: Iterable[Any]) -> int: ...
     def export_golden(self) -> Any: ...
     def list_runs(self) -> list[Any]: ...
-    def load_run(self, run_id: int) -> Any: ...
-    def list_questions(self) -> Any: ...
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,8 @@ import time
 
 from _common import BENCH_HOME, REPO
 
+sys.path.insert(0, str(REPO / "tests"))
+
 SAMPLE = REPO / "sample_corpus"
 CONCURRENCY = 8
 LATENCY = 0.030  # seconds the latency-bound server takes per question
@@ -38,6 +40,8 @@ def _latency_server(port_out) -> None:
     import json
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+    from http_support import send_json
+
     count = {"searches": 0}
     lock = threading.Lock()
 
@@ -48,12 +52,7 @@ def _latency_server(port_out) -> None:
             pass
 
         def reply(self, data: dict) -> None:
-            body = json.dumps(data).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            send_json(self, data)
 
         def do_GET(self):
             self.reply(count)

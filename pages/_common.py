@@ -4,7 +4,7 @@ error instead of a traceback, messages kept across a callback, and who the annot
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 import streamlit as st
@@ -103,6 +103,14 @@ def show_flash(slot: str = Keys.FLASH) -> None:
     """Show and forget the messages callbacks left (in `slot`: next to the control that acted)."""
     for kind, message in st.session_state.pop(slot, []):
         getattr(st, kind)(message)
+
+
+def pick_declared(label: str, saved: Iterable[str], new: str, *, declare: bool, key: str, kind: str) -> str | None:
+    """A select box of the saved declarations, and `new` for who may `declare`; None (said so) when empty."""
+    pick = st.selectbox(label, [*saved, *([new] if declare else [])], key=key)
+    if pick is None:
+        st.info(f"No {kind} is declared yet: an admin declares one here.")
+    return pick
 
 
 def guarded(fn: Callable[..., T], *args: Any) -> T | None:

@@ -16,7 +16,7 @@ from labeler_app import suggestions as sg
 from labeler_app.access import Actor, Can
 from labeler_app.stores import Store
 from labeler_app.text import inert
-from labeler_pages._common import act, flash, guard, score_columns, show_flash
+from labeler_pages._common import act, flash, guard, pick_declared, score_columns, show_flash
 
 NEW = "(new judge)"
 SLOT = "judges_flash"
@@ -40,9 +40,8 @@ def declare_section(s: Store, me: Actor, corp: Corpus) -> str | None:
     show_flash(SLOT)
     saved = guard(J.judge_specs, s)
     declare = me.can(Can.DECLARE_JUDGES)
-    pick = st.selectbox("Judge", [*saved, *([NEW] if declare else [])], key="judge_pick")
+    pick = pick_declared("Judge", saved, NEW, declare=declare, key="judge_pick", kind="judge")
     if pick is None:
-        st.info("No judge is declared yet: an admin declares one here.")
         return None
     shown = guard(J.saved_judge, s, pick).to_dict() if pick in saved else None
     text = st.text_area("Declaration (TOML or JSON)", height=260, key=f"judge_text_{pick}", disabled=not declare,

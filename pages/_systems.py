@@ -11,7 +11,7 @@ from labeler_app import stores as db
 from labeler_app.access import Actor, Can
 from labeler_app.stores import Store
 from labeler_app.text import inert
-from labeler_pages._common import Keys, act, flash, guard, score_columns, show_flash
+from labeler_pages._common import Keys, act, flash, guard, pick_declared, score_columns, show_flash
 from labeler_pages._eval_results import scroll_after_run
 
 NEW = "(new declaration)"
@@ -49,9 +49,8 @@ def endpoint_section(s: Store, me: Actor, corp: Corpus, path: str, stale: str) -
     show_flash(SLOT)
     saved = guard(sy.saved_systems, s)
     declare = me.can(Can.DECLARE_SYSTEMS)
-    pick = st.selectbox("System", [*saved, *([NEW] if declare else [])], key="system_pick")
+    pick = pick_declared("System", saved, NEW, declare=declare, key="system_pick", kind="endpoint")
     if pick is None:
-        st.info("No endpoint is declared yet: an admin declares one here.")
         return
     text = st.text_area("Declaration (TOML)", value=sy.shown_text(saved[pick]) if pick in saved else sy.EXAMPLE,
                         height=300, key=f"system_text_{pick}", disabled=not declare,

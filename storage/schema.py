@@ -48,6 +48,20 @@ def insert_ignore(table: sa.Table, dialect: str) -> Any:
 # v9: an imported scale may hold any 64-bit grade; SQLite's INTEGER is 64-bit, PostgreSQL's BIGINT.
 GRADE = sa.BigInteger().with_variant(sa.Integer(), "sqlite")
 
+
+def _owned_by(column: str, **flags: Any) -> sa.Column:
+    """`question_id` or `collection_id`: the owning row's id; deleting the owner deletes this row."""
+    return sa.Column(column, sa.Integer, sa.ForeignKey(f"{column.removesuffix('_id')}s.id", ondelete="CASCADE"), **flags)
+
+
+def _when_and_who(*events: str) -> list[sa.Column]:
+    """For each event ("created", "updated"): `<event>_at` (an ISO time) and `<event>_by` (who; "" unknown)."""
+    columns = []
+    for event in events:
+        columns += [sa.Column(f"{event}_at", sa.Text, nullable=False),
+                    sa.Column(f"{event}_by", sa.Text, nullable=False, server_default="")]
+    return columns
+
 # --------------------------------------------------------------------------- the current schema
 
 SCHEMA = sa.MetaData()
@@ -69,7 +83,7 @@ collections = sa.Table(
 questions = sa.Table(
     "questions", SCHEMA,
     sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("collection_id", sa.Integer, sa.ForeignKey("collections.id", ondelete="CASCADE"), nullable=False),
+    _owned_by("collection_id", nullable=False),
     sa.Column("query_id", sa.Text, nullable=False),
     sa.Column("text", sa.Text, nullable=False),
     sa.Column("query_type", sa.Text, nullable=False, server_default=""),
@@ -91,7 +105,7 @@ questions = sa.Table(
 judgments = sa.Table(
     "judgments", SCHEMA,
     sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), nullable=False),
+    _owned_by("question_id", nullable=False),
     sa.Column("doc_id", sa.Text, nullable=False),
     sa.Column("grade", GRADE, nullable=False),
     sa.Column("annotator", sa.Text, nullable=False),
@@ -107,7 +121,7 @@ judgments = sa.Table(
 runs = sa.Table(
     "runs", SCHEMA,
     sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("collection_id", sa.Integer, sa.ForeignKey("collections.id", ondelete="CASCADE"), nullable=False),
+    _owned_by("collection_id", nullable=False),
     sa.Column("config", JSONText, nullable=False),
     sa.Column("config_hash", sa.Text, nullable=False),
     sa.Column("golden_hash", sa.Text, nullable=False),
@@ -126,7 +140,7 @@ runs = sa.Table(
 corpus_versions = sa.Table(
     "corpus_versions", SCHEMA,
     sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("collection_id", sa.Integer, sa.ForeignKey("collections.id", ondelete="CASCADE"), nullable=False),
+    _owned_by("collection_id", nullable=False),
     sa.Column("version", sa.Integer, nullable=False),  # 1, 2, ... per collection
     sa.Column("corpus_path", sa.Text),
     sa.Column("fingerprint", sa.Text, nullable=False),
@@ -151,7 +165,7 @@ doc_texts = sa.Table(
 # whose doc_hash differs from its document's row here (or has none) is stale.
 corpus_docs = sa.Table(
     "corpus_docs", SCHEMA,
-    sa.Column("collection_id", sa.Integer, sa.ForeignKey("collections.id", ondelete="CASCADE"), primary_key=True),
+    _owned_by("collection_id", primary_key=True),
     sa.Column("doc_id", sa.Text, primary_key=True),
     sa.Column("doc_hash", sa.Text, nullable=False),
 )
@@ -161,7 +175,7 @@ corpus_docs = sa.Table(
 judgment_history = sa.Table(
     "judgment_history", SCHEMA,
     sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), nullable=False),
+    _owned_by("question_id", nullable=False),
     sa.Column("doc_id", sa.Text, nullable=False),
     sa.Column("annotator", sa.Text, nullable=False),
     sa.Column("grade", GRADE, nullable=False),
@@ -177,7 +191,7 @@ judgment_history = sa.Table(
 # v7: each annotator's own "unanswerable" vote (labeler_storage.votes); questions.unanswerable keeps the consensus.
 unanswerable_votes = sa.Table(
     "unanswerable_votes", SCHEMA,
-    sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True),
+    _owned_by("question_id", primary_key=True),
     sa.Column("annotator", sa.Text, primary_key=True),
     sa.Column("created_at", sa.Text, nullable=False),
 )
@@ -193,10 +207,7 @@ users = sa.Table(
     sa.Column("invite_hash", sa.Text),  # sha256 of a one-time invite token
     sa.Column("invite_expires_at", sa.Text),
     sa.Column("disabled", sa.Boolean, nullable=False, server_default=sa.false()),
-    sa.Column("created_at", sa.Text, nullable=False),
-    sa.Column("created_by", sa.Text, nullable=False, server_default=""),
-    sa.Column("updated_at", sa.Text, nullable=False),
-    sa.Column("updated_by", sa.Text, nullable=False, server_default=""),
+    *_when_and_who("created", "updated"),
     # v13: "<issuer> <sub>" of the OpenID identity bound at the account's first OpenID sign-in
     sa.Column("oidc_subject", sa.Text),
     sa.Index("ix_users_oidc_subject", "oidc_subject", unique=True),
@@ -205,7 +216,7 @@ users = sa.Table(
 sessions = sa.Table(
     "sessions", SCHEMA,
     sa.Column("token_hash", sa.Text, primary_key=True),  # sha256 of the token; the token is never stored
-    sa.Column("user_id", sa.Integer, sa.ForeignKey("users.id", ondelete="CASCADE"), nullable=False),
+    _owned_by("user_id", nullable=False),
     sa.Column("created_at", sa.Text, nullable=False),
     sa.Column("expires_at", sa.Text, nullable=False),
     # v14: the sign-in kept in a cookie (labeler_storage.accounts): sha256 of the client it came from, the
@@ -231,15 +242,14 @@ team_settings = sa.Table(
     "team_settings", SCHEMA,
     sa.Column("key", sa.Text, primary_key=True),
     sa.Column("value", JSONText, nullable=False),
-    sa.Column("updated_at", sa.Text, nullable=False),
-    sa.Column("updated_by", sa.Text, nullable=False, server_default=""),
+    *_when_and_who("updated"),
 )
 
 
 # v10: the shared work queue (labeler_storage.work_queue): who is judging which question, until when.
 claims = sa.Table(
     "claims", SCHEMA,
-    sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True),
+    _owned_by("question_id", primary_key=True),
     sa.Column("annotator", sa.Text, primary_key=True),
     sa.Column("claimed_at", sa.Text, nullable=False),
     sa.Column("expires_at", sa.Text, nullable=False),
@@ -248,7 +258,7 @@ claims = sa.Table(
 # v12: the questions an annotator gave back to the work queue; it offers them these last.
 declines = sa.Table(
     "declines", SCHEMA,
-    sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True),
+    _owned_by("question_id", primary_key=True),
     sa.Column("annotator", sa.Text, primary_key=True),
     sa.Column("at", sa.Text, nullable=False),
 )
@@ -256,14 +266,14 @@ declines = sa.Table(
 # v12: per collection, the highest q-NNNN number a deleted question held: a new question never takes it.
 deleted_numbers = sa.Table(
     "deleted_numbers", SCHEMA,
-    sa.Column("collection_id", sa.Integer, sa.ForeignKey("collections.id", ondelete="CASCADE"), primary_key=True),
+    _owned_by("collection_id", primary_key=True),
     sa.Column("number", sa.Integer, nullable=False),
 )
 
 # v10: an adjudicator's final grade of a disputed (question, document), which outweighs the consensus.
 adjudications = sa.Table(
     "adjudications", SCHEMA,
-    sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True),
+    _owned_by("question_id", primary_key=True),
     sa.Column("doc_id", sa.Text, primary_key=True),
     sa.Column("grade", GRADE, nullable=False),
     sa.Column("note", sa.Text, nullable=False, server_default=""),
@@ -277,7 +287,7 @@ adjudications = sa.Table(
 machine_grades = sa.Table(
     "machine_grades", SCHEMA,
     sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), nullable=False),
+    _owned_by("question_id", nullable=False),
     sa.Column("doc_id", sa.Text, nullable=False),
     sa.Column("grade", sa.Integer, nullable=False),  # 0-3
     sa.Column("judge", sa.Text, nullable=False),
@@ -297,17 +307,14 @@ judges = sa.Table(
     "judges", SCHEMA,
     sa.Column("name", sa.Text, primary_key=True),
     sa.Column("spec", JSONText, nullable=False),
-    sa.Column("created_at", sa.Text, nullable=False),
-    sa.Column("created_by", sa.Text, nullable=False, server_default=""),
-    sa.Column("updated_at", sa.Text, nullable=False),
-    sa.Column("updated_by", sa.Text, nullable=False, server_default=""),
+    *_when_and_who("created", "updated"),
 )
 
 # v16: a machine grade an annotator was shown as a suggestion on the Label page (labeler_storage.suggestions):
 # first time only, with their own grade at that moment (NULL: shown before they graded the pair, a post-edit).
 suggestions_seen = sa.Table(
     "suggestions_seen", SCHEMA,
-    sa.Column("question_id", sa.Integer, sa.ForeignKey("questions.id", ondelete="CASCADE"), primary_key=True),
+    _owned_by("question_id", primary_key=True),
     sa.Column("doc_id", sa.Text, primary_key=True),
     sa.Column("annotator", sa.Text, primary_key=True),
     sa.Column("judge", sa.Text, primary_key=True),
@@ -322,7 +329,7 @@ suggestions_seen = sa.Table(
 grade_sources = sa.Table(
     "grade_sources", SCHEMA,
     sa.Column("id", sa.Integer, primary_key=True),
-    sa.Column("collection_id", sa.Integer, sa.ForeignKey("collections.id", ondelete="CASCADE"), nullable=False),
+    _owned_by("collection_id", nullable=False),
     sa.Column("name", sa.Text, nullable=False),
     sa.Column("file_name", sa.Text, nullable=False, server_default=""),
     sa.Column("imported_at", sa.Text, nullable=False, server_default=""),

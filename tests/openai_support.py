@@ -27,6 +27,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Iterator
 
+from http_support import send
+
 _WORD = re.compile(r"[a-z0-9]{3,}")
 _QUERY = re.compile(r"^Query: (.*)$", re.MULTILINE)
 _PASSAGE = re.compile(r"^Passage: (.*?)(?=\n\n|\nQuery:|\Z)", re.MULTILINE | re.DOTALL)
@@ -81,16 +83,6 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, *args) -> None:  # quiet
         pass
 
-    def _send(self, status: int, body: bytes, content_type: str = "application/json",
-              headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(body)
-
     def do_POST(self) -> None:  # noqa: N802 - http.server's API
         server = self.server
         raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
@@ -115,25 +107,25 @@ class _Handler(BaseHTTPRequestHandler):
         if server.delay:
             time.sleep(server.delay)
         if self.path.rstrip("/") != "/v1/chat/completions":
-            return self._send(404, b'{"error": "not found"}')
+            return send(self, 404, b'{"error": "not found"}')
         if server.token is not None and self.headers.get("Authorization") != f"Bearer {server.token}":
-            return self._send(401, json.dumps({"error": "bad key",
+            return send(self, 401, json.dumps({"error": "bad key",
                                                "got": self.headers.get("Authorization")}).encode())
         if behaviour == "echo_auth":
-            return self._send(400, json.dumps({"error": f"rejected {self.headers.get('Authorization')}"}).encode())
+            return send(self, 400, json.dumps({"error": f"rejected {self.headers.get('Authorization')}"}).encode())
         if behaviour == "429":
-            return self._send(429, b'{"error": "slow down"}', headers={"Retry-After": "0"})
+            return send(self, 429, b'{"error": "slow down"}', headers={"Retry-After": "0"})
         if behaviour == "500":
-            return self._send(500, b'{"error": "boom"}')
+            return send(self, 500, b'{"error": "boom"}')
         if behaviour == "slow":
             time.sleep(3)
         if behaviour == "malformed":
-            return self._send(200, b"<html>not json</html>", "text/html")
+            return send(self, 200, b"<html>not json</html>", "text/html")
         if behaviour == "huge":
-            return self._send(200, b'{"pad": "' + b"x" * 3_000_000 + b'"}')
+            return send(self, 200, b'{"pad": "' + b"x" * 3_000_000 + b'"}')
         model = (body or {}).get("model", "")
         if behaviour == "no_choices":
-            return self._send(200, json.dumps({"id": "x", "model": model}).encode())
+            return send(self, 200, json.dumps({"id": "x", "model": model}).encode())
         if behaviour == "trickle":  # a byte every 0.3 s: no read times out, the deadline must end it
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
@@ -152,7 +144,7 @@ class _Handler(BaseHTTPRequestHandler):
             grade = max(0, grade - server.document_first_penalty)
         content = {"no_grade": "I cannot judge this passage.", "out_of_scale": "##final score: 7",
                    "two_scores": "##final score: 1\n##final score: 3"}.get(behaviour or "", f"##final score: {grade}")
-        return self._send(200, json.dumps(_completion(content, model)).encode())
+        return send(self, 200, json.dumps(_completion(content, model)).encode())
 
 
 @contextlib.contextmanager

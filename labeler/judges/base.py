@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
 from labeler.progress import Progress
 
@@ -89,6 +89,20 @@ class Judge(Protocol):
     def judge(self, pairs: Iterable[JudgePair], progress: Progress | None = None) -> Iterator[JudgeResult]:
         """One MachineGrade or JudgeFailure per pair, in any order."""
         ...
+
+
+class LocalJudge:
+    """A judge that holds nothing to close (python, file, embedding): its spec, its name, and a no-op `with`."""
+
+    def __init__(self, spec) -> None:
+        self.spec = spec
+        self.name = spec.name
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
 
 
 def grade_of(spec, pair: JudgePair, grade: int, raw: str, rationale: str | None = None,

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 from labeler.errors import ConfigError
-from labeler.judges.base import JudgePair, JudgeResult, grade_of
+from labeler.judges.base import JudgePair, JudgeResult, LocalJudge, grade_of
 from labeler.judges.stats import weighted_kappa
 from labeler.progress import Progress
 
@@ -80,23 +80,16 @@ def cross_fitted(cosines: Mapping[tuple[str, str], float], human: Mapping[tuple[
     return grades, fitted
 
 
-class EmbeddingJudge:
+class EmbeddingJudge(LocalJudge):
     """Cosine similarity cut into grades by thresholds (declared, or set with `with_thresholds`)."""
 
     kind = "embedding"
 
     def __init__(self, spec, *, embedder=None) -> None:
-        self.spec = spec
-        self.name = spec.name
+        super().__init__(spec)
         self._embedder = embedder
         cuts = spec.params.get("thresholds")
         self.thresholds = tuple(float(c) for c in cuts) if cuts is not None else None
-
-    def __enter__(self) -> "EmbeddingJudge":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        pass
 
     @property
     def embedder(self):

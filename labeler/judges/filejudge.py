@@ -21,7 +21,7 @@ from pathlib import Path
 from labeler.errors import BadLinesError, InputError, LineProblem
 from labeler.ids import id_problem
 from labeler.jsonlines import BadLine, json_values, open_lines, split_lines
-from labeler.judges.base import JudgeFailure, JudgePair, JudgeResult, MachineGrade, utc_now
+from labeler.judges.base import JudgeFailure, JudgePair, JudgeResult, LocalJudge, MachineGrade, utc_now
 from labeler.progress import Progress
 
 _FIELDS = re.compile(r"[ \t]+")
@@ -175,22 +175,15 @@ def read_judgments(source: str | Path, *, judge: str | None = None) -> Judgments
         return parse_judgments(lines, source=shown, judge=judge)
 
 
-class FileJudge:
+class FileJudge(LocalJudge):
     """Judgments read from a file as a judge: a pair the file has is graded, one it lacks fails."""
 
     kind = "file"
 
     def __init__(self, spec) -> None:
-        self.spec = spec
-        self.name = spec.name
+        super().__init__(spec)
         self.path = spec.params["path"]
         self.judgments = read_judgments(self.path, judge=spec.params.get("judge"))
-
-    def __enter__(self) -> "FileJudge":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        pass
 
     def judge(self, pairs: Iterable[JudgePair], progress: Progress | None = None) -> Iterator[JudgeResult]:
         """The file's grade of each pair, or a failure when it has none."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
-from labeler.judges.base import JudgeFailure, JudgePair, JudgeResult, grade_of
+from labeler.judges.base import JudgeFailure, JudgePair, JudgeResult, LocalJudge, grade_of
 from labeler.judges.prompt import UnparsedAnswer, parse_grade
 from labeler.progress import Progress
 from labeler.systems.pycallable import exit_call, import_target
@@ -18,23 +18,16 @@ from labeler.systems.pycallable import exit_call, import_target
 SHAPE = "def grade(question: str, title: str, text: str) -> int (0-3)"
 
 
-class CallableJudge:
+class CallableJudge(LocalJudge):
     """A Python function as a judge (imported once, at construction)."""
 
     kind = "python"
 
     def __init__(self, spec) -> None:
-        self.spec = spec
-        self.name = spec.name
+        super().__init__(spec)
         self.target = spec.params["target"]
         self.function = import_target(self.target, spec.params.get("path"), what="python judge",
                                       call=("question", "title", "text"), called="question, title, text", shape=SHAPE)
-
-    def __enter__(self) -> "CallableJudge":
-        return self
-
-    def __exit__(self, *exc) -> None:
-        pass
 
     def judge_one(self, pair: JudgePair) -> JudgeResult:
         """Call the function on one pair; what it returns is checked strictly."""

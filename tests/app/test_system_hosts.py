@@ -3,11 +3,11 @@ LABELER_SYSTEM_HOSTS, redirects included (real HTTP servers on localhost); the l
 what its user declares."""
 from __future__ import annotations
 
-import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from http_support import send_json
 
 from labeler.errors import InputError
 from labeler_app import systems as sy
@@ -29,12 +29,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        body = json.dumps(HITS).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        send_json(self, HITS)
 
     def log_message(self, *args) -> None:
         pass

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from conftest import SAMPLE
+from http_support import send_json
 from labeler.errors import ConfigError
 from labeler.systems import HttpSystem, load_system
 from labeler.systems.endpoint_spec import redact
@@ -46,12 +47,7 @@ class EchoHandler(BaseHTTPRequestHandler):
         else:
             status, answer = 401, {"error": "bad credentials", "authorization": self.headers["Authorization"],
                                    "path": self.path, "body": body}
-        data = json.dumps(answer).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_json(self, answer, status)
 
 
 @pytest.fixture

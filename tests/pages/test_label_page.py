@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 import html
+import json
+from pathlib import Path
+
+import pytest
 
 from browser_support import app_home, card_grade, card_grades_offered, grade_card, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 
@@ -303,24 +307,12 @@ def test_label_unanswerable_is_each_annotators_own_mark(app_home):
     assert store.questions.status("q-0001").voters == ()
 
 
-def test_label_recheck_queue_after_the_corpus_changes(app_home, tmp_path, monkeypatch):
-    import json
-
-    import labeler_pages._loaders as loaders
-
-    corpus_file = tmp_path / "handbook.jsonl"
-    corpus_file.write_text((SAMPLE_CORPUS / "corpus.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
-    monkeypatch.setenv("LABELER_CORPUS", str(corpus_file))
+def test_label_recheck_queue_after_the_corpus_changes(app_home, handbook):
     at = add_question(open_app(annotator="asha"))
     doc = candidate_doc(at, 0)
     grade_card(at, 0, 3)
     assert not banner(at)  # nothing changed yet
-    docs = [json.loads(line) for line in corpus_file.read_text(encoding="utf-8").splitlines()]
-    for d in docs:
-        if d["_id"] == doc:
-            d["text"] = "Rewritten: " + d["text"]
-    corpus_file.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
-    loaders.look_again()  # as if the 2 s between two looks at the disk had passed
+    rewrite(handbook, {doc: lambda text: "Rewritten: " + text})
     at.run()
     assert not at.exception, at.exception
     # One line, not the queue: the candidates stay in view.
@@ -347,32 +339,39 @@ def test_label_status_says_why_a_question_is_done(app_home):
                in m.value for m in at.markdown), [m.value for m in at.markdown][:6]
 
 
+@pytest.fixture
+def handbook(tmp_path, monkeypatch) -> Path:
+    """A copy of the sample corpus the app reads (LABELER_CORPUS), for a test to edit."""
+    corpus_file = tmp_path / "handbook.jsonl"
+    corpus_file.write_text((SAMPLE_CORPUS / "corpus.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.setenv("LABELER_CORPUS", str(corpus_file))
+    return corpus_file
+
+
+def rewrite(corpus_file: Path, edits: dict) -> None:
+    """Give each document in `edits` the text its function makes of the old one, and let the app look again."""
+    import labeler_pages._loaders as loaders
+
+    docs = [json.loads(line) for line in corpus_file.read_text(encoding="utf-8").splitlines()]
+    for d in docs:
+        if d["_id"] in edits:
+            d["text"] = edits[d["_id"]](d["text"])
+    corpus_file.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
+    loaders.look_again()  # as if the 2 s between two looks at the disk had passed
+
+
 def banner(at) -> str:
     """The Re-check line's text ("" when the page shows none)."""
     return " ".join(m.value for m in at.markdown if "Re-check]" in m.value)
 
 
-def test_label_recheck_confirms_at_once_the_grades_whose_meaning_did_not_change(app_home, tmp_path, monkeypatch):
-    import json
-
-    import labeler_pages._loaders as loaders
-
-    corpus_file = tmp_path / "handbook.jsonl"
-    corpus_file.write_text((SAMPLE_CORPUS / "corpus.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
-    monkeypatch.setenv("LABELER_CORPUS", str(corpus_file))
+def test_label_recheck_confirms_at_once_the_grades_whose_meaning_did_not_change(app_home, handbook):
     at = add_question(open_app(annotator="asha"))
     reflowed = candidate_doc(at, 0)
     grade_card(at, 0, 3)
     reworded = candidate_doc(at, 1)
     grade_card(at, 1, 2)
-    docs = [json.loads(line) for line in corpus_file.read_text(encoding="utf-8").splitlines()]
-    for d in docs:
-        if d["_id"] == reflowed:
-            d["text"] = d["text"].upper().replace(" ", "  ")
-        if d["_id"] == reworded:
-            d["text"] = "Never " + d["text"]
-    corpus_file.write_text("".join(json.dumps(d, ensure_ascii=False) + "\n" for d in docs), encoding="utf-8")
-    loaders.look_again()
+    rewrite(handbook, {reflowed: lambda text: text.upper().replace(" ", "  "), reworded: lambda text: "Never " + text})
     at.run()
     assert "2 of your grades rest on text that changed" in banner(at)
     at.button(key="recheck-confirm-unchanged").click().run()
