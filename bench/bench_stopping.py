@@ -6,6 +6,8 @@ Printed per collection: questions, judgments spent, how many questions each boun
 for, and of the questions where the model bound (prequential) or the sample's said "<= 1 left", how many
 truly had at most one relevant document left then. The JSON goes to bench/results/stopping_<name>.json.
 Run: nice -n 19 .venv/bin/python bench/bench_stopping.py [name[:questions[:budget]] ...]
+(BENCH_DENSE=1: with the embeddings too, built once under LABELER_HOME, default BENCH_HOME; the JSON is
+then stopping_<name>_dense.json)
 """
 from __future__ import annotations
 
@@ -16,10 +18,11 @@ import time
 
 from pathlib import Path
 
-from _common import DATASETS, REPO
+from _common import BENCH_HOME, DATASETS, REPO
 
 DATASETS = Path(os.environ.get("BENCH_DATASETS", DATASETS))  # a worktree's ../shared is not the house's
 
+DENSE = os.environ.get("BENCH_DENSE") == "1"
 DEFAULTS = {"cisi": (76, 100), "cranfield": (225, 100), "scifact": (300, 100)}  # every question, 100 judgments
 KEEP_SCALE = {"cranfield": True}
 
@@ -35,13 +38,14 @@ def bench(spec: str) -> dict:
     n = int(rest[0]) if rest else n
     budget = int(rest[1]) if len(rest) > 1 else budget
     t = time.perf_counter()
-    col = open_collection(DATASETS / name, keep_scale=KEEP_SCALE.get(name, False), config=RunConfig(mode="bm25"))
+    mode = "hybrid" if DENSE else "bm25"
+    col = open_collection(DATASETS / name, keep_scale=KEEP_SCALE.get(name, False), config=RunConfig(mode=mode))
     qids = col.query_ids[:n]
     results = simulate(qids, strategy_for(col, "active", budget=budget, stop_sample=20, patience=10), col.qrels)
     st = stopping_summary(results, col.qrels)
     judged = sum(len(r.judged) for r in results.values())
     spent_done = sum(r.stopped_at for r in results.values() if r.stopped_at is not None)
-    print(f"{name}: {len(qids)} questions, budget {budget}, {judged} judgments ({spent_done} by the {st['done']} "
+    print(f"{name} ({mode}): {len(qids)} questions, budget {budget}, {judged} judgments ({spent_done} by the {st['done']} "
           f"stopped questions) in {time.perf_counter() - t:.0f}s; sample bound made {st['estimated']} held "
           f"{st['bound_held']}; model bound made {st['model_estimated']} held {st['model_bound_held']}; "
           f"said <= 1 left: {st['done']} ({st['done_by_model_only']} by the model bound alone), truly <= 1 left: "
@@ -52,12 +56,13 @@ def bench(spec: str) -> dict:
                         "model_estimate": r.model_estimate and r.model_estimate.to_dict()} for q, r in results.items()}}
     results_dir = REPO / "bench" / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
-    (results_dir / f"stopping_{name}.json").write_text(json.dumps(out))
+    (results_dir / f"stopping_{name}{'_dense' if DENSE else ''}.json").write_text(json.dumps(out))
     return st
 
 
 if __name__ == "__main__":
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("LABELER_HOME", str(BENCH_HOME))
     total = {}
     for spec in sys.argv[1:] or list(DEFAULTS):
         for k, v in bench(spec).items():
