@@ -25,7 +25,7 @@ def _positive(ctx, param, value):
               help="Judgments per question [default: pool: the whole pool; active: 100].")
 @click.option("--stop-sample", type=int, default=20, show_default=True,
               help="active: at the knee, judge a random sample of this many unjudged documents and stop if "
-                   "it, or the model's calibrated scores, bound what is left to <= 1 (95%); 0: no stopping estimate.")
+                   "it, or the judged order's gain curve, bound what is left to <= 1 (95%); 0: no stopping estimate.")
 @click.option("--patience", type=int, default=10, show_default=True,
               help="active: the knee is this many judgments in a row with nothing relevant.")
 @click.option("--runs", "run_files", multiple=True, type=click.Path(path_type=Path),
@@ -71,7 +71,7 @@ def simulate_command(collection: Path, strategy: str, budget: int | None, stop_s
     if "stopping" in s:
         st = s["stopping"]
         click.echo(f"stopping estimate: {st['estimated']} questions sampled, {st['done']} said <= 1 left (95%) "
-                   f"({st['done_by_model_only']} by the calibrated model alone), {st['done_and_at_most_one_left']} "
+                   f"({st['done_by_model_only']} by the gain curve alone), {st['done_and_at_most_one_left']} "
                    "of them truly had at most one left")
     for point in s.get("tau", []):
         click.echo(f"tau after {point['judgments']} judgments: {point['tau']}")

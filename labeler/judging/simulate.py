@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from labeler.judging.active import ActiveOrder
-from labeler.judging.calibrated import ModelEstimate, model_remaining
+from labeler.judging.gain_curve import CurveEstimate, curve_remaining
 from labeler.judging.stopping import RemainingEstimate, StoppingRule, draw_sample, estimate_remaining
 
 STRATEGIES = ("pool", "active")
@@ -42,7 +42,7 @@ class QuestionRun:
     sample: list[str] = field(default_factory=list)
     estimate: RemainingEstimate | None = None
     estimate_at: int | None = None
-    model_estimate: ModelEstimate | None = None  # the calibrated model's, made last at `model_estimate_at`
+    model_estimate: CurveEstimate | None = None  # the gain curve's bound, made last at `model_estimate_at`
     model_estimate_at: int | None = None
 
     def to_dict(self) -> dict:
@@ -69,13 +69,14 @@ def run_active(model: ActiveOrder, oracle: Oracle, budget: int, *, rule: Stoppin
     """Judge what `model` ranks first, refitted after every grade, until `budget` judgments or the rule stops.
 
     At the rule's first knee a random sample of the unjudged remainder is judged (once) and both
-    estimates are made: the sample's hypergeometric bound and the calibrated model's
-    (`labeler.judging.calibrated`); the model's is made again at every later knee (`patience`
-    judgments after the last one and after the last relevant). Judging stops when either says at
-    most one relevant document is left.
+    estimates are made: the sample's hypergeometric bound and the judged order's gain curve's
+    (`labeler.judging.gain_curve`: the active order's own grades, the sample left out); the curve's is
+    made again at every later knee (`patience` judgments after the last one and after the last
+    relevant). Judging stops when either says at most one relevant document is left.
     """
     run = QuestionRun()
     flags: list[bool] = []
+    ranked: list[bool] = []  # the active order's grades alone, in judging order (no sample)
     while len(run.judged) < budget:
         if rule is not None and rule.sample_size and rule.knee(flags) and (
                 run.model_estimate_at is None or len(run.judged) - run.model_estimate_at >= rule.patience):
@@ -89,7 +90,9 @@ def run_active(model: ActiveOrder, oracle: Oracle, budget: int, *, rule: Stoppin
                 run.estimate = estimate_remaining(len(unjudged), grades, min_grade=min_grade,
                                                   confidence=rule.confidence)
                 run.estimate_at = len(run.judged)
-            run.model_estimate = model_remaining(model, oracle.asked)
+            run.model_estimate = curve_remaining(ranked, len(model.features.doc_ids) - len(oracle.asked),
+                                                 sample_relevant=run.estimate.sample_relevant,
+                                                 confidence=rule.confidence)
             run.model_estimate_at = len(run.judged)
             if run.estimate.done or run.model_estimate.done:
                 run.stopped_at = len(run.judged)
@@ -99,6 +102,7 @@ def run_active(model: ActiveOrder, oracle: Oracle, budget: int, *, rule: Stoppin
         if doc_id is None:
             break
         flags.append(oracle.grade(doc_id) >= min_grade)
+        ranked.append(flags[-1])
         run.judged.append(doc_id)
     return run
 
