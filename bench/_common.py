@@ -16,6 +16,15 @@ import labeler  # noqa: E402,F401 - sets offline mode
 BENCH_HOME = Path(os.environ.get("BENCH_HOME", REPO / ".labeler" / "bench"))
 
 
+def grade_control(at, key: str):
+    """AppTest: the grade control of card `key` ("cand-0"), as tests/browser_support.py finds it (bench/
+    imports no pytest module): its widget key also names the question and document it grades."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from browser_support import grade_control as find
+
+    return find(at, key)
+
+
 def scifact_docs(limit: int | None = None):
     from labeler.corpus import Corpus, load_corpus
 

@@ -66,7 +66,7 @@ SETTLED = """(ms) => {
 
 # The grade option on the card: shown (selected, or hatched "saving…" while the grade route writes it),
 # and saved (selected, no longer "saving…": the route, or the rerun of a click, has answered).
-OPTION = "document.querySelectorAll('.st-key-cand-{card}-grade button[role=radio]')[{value}]"
+OPTION = "document.querySelectorAll(\".st-key-cand-{card} [class*='st-key-grade-'] button[role=radio]\")[{value}]"
 SHOWN = "() => {{ const b = " + OPTION + "; return !!b && (b.getAttribute('aria-checked') === 'true' || " \
         "b.classList.contains('labeler-pending')); }}"
 SAVED = "() => {{ const b = " + OPTION + "; return !!b && b.getAttribute('aria-checked') === 'true' && " \
@@ -79,7 +79,7 @@ def timed_grade(page, card: int, value: int, press, shown: list[float], saved: l
     `press(value)`; append action -> grade shown on the card to `shown`, action -> the card shows it
     saved to `saved`, and action -> the rerun it started has finished (the page redrawn) to `redrawn`.
     The grade given."""
-    buttons = page.locator(f".st-key-cand-{card}-grade button[role=radio]")
+    buttons = page.locator(f".st-key-cand-{card} [class*='st-key-grade-'] button[role=radio]")
     if buttons.nth(value).get_attribute("aria-checked") == "true":
         value = (value + 1) % 4
     page.evaluate("window.__run = {ran: false, done: false}")
@@ -103,13 +103,13 @@ def clicks(page, n: int) -> tuple[list[float], list[float], list[float], list[fl
     last: dict[int, int] = {}
     for i in range(n):
         card = i % 6
-        buttons = page.locator(f".st-key-cand-{card}-grade button[role=radio]")
+        buttons = page.locator(f".st-key-cand-{card} [class*='st-key-grade-'] button[role=radio]")
         last[card] = timed_grade(page, card, (i // 6) % 4, lambda value: buttons.nth(value).click(), grade, saved,
                                  redrawn)
     page.reload()  # what the server saved, not what the browser shows: the last grade of every card
-    page.locator(".st-key-cand-5-grade").wait_for(timeout=60_000)
+    page.locator(".st-key-cand-5 [class*='st-key-grade-']").wait_for(timeout=60_000)
     wait_ready(page)
-    shown = {card: page.locator(f".st-key-cand-{card}-grade button[role=radio][aria-checked=true]").inner_text()
+    shown = {card: page.locator(f".st-key-cand-{card} [class*='st-key-grade-'] button[role=radio][aria-checked=true]").inner_text()
              for card in last}
     assert all(shown[c].startswith(f"{v} ") for c, v in last.items()), f"saved {shown}, clicked {last}"
     page.evaluate(WATCH_RUNS)
@@ -162,7 +162,7 @@ def run_case(name: str, home: Path, corpus: Path, n: int, question: str, *, by_k
                     page.get_by_role("button", name="New question").click()
                 page.get_by_label("Question", exact=True).fill(text)
                 page.get_by_role("button", name="Add question").click()
-                page.locator(".st-key-cand-5-grade").wait_for(timeout=600_000)
+                page.locator(".st-key-cand-5 [class*='st-key-grade-']").wait_for(timeout=600_000)
                 wait_ready(page)
             page.get_by_text(question).first.wait_for()
             before = os.getloadavg()[0]  # what else the machine was running as the measurement began

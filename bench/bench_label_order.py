@@ -17,7 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import DATASETS, REPO, fresh_app_home
+from _common import DATASETS, REPO, fresh_app_home, grade_control
 
 QUESTION = "How many vacation days do new employees get?"
 
@@ -35,11 +35,11 @@ def page_reruns(home: Path, mode: str, clicks: int) -> list[float]:
     at.text_input(key="new_question").input(QUESTION)
     at.button(key="FormSubmitter:new-question-form-Add question").click().run()
     at.selectbox(key="judging_order").set_value(mode).run()
-    at.segmented_control(key="cand-0-grade").set_value(2).run()  # warm: the first fit, features cached
+    grade_control(at, "cand-0").set_value(2).run()  # warm: the first fit, features cached
     times = []
     for i in range(1, clicks + 1):  # grade the next card each time, as an annotator does
         t = time.perf_counter()
-        at.segmented_control(key=f"cand-{i}-grade").set_value(i % 2 * 2).run()
+        grade_control(at, f"cand-{i}").set_value(i % 2 * 2).run()
         times.append(time.perf_counter() - t)
         assert not at.exception, at.exception
     return times

@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import BENCH_HOME, DATASETS, REPO, fresh_app_home, prepare_scifact_home
+from _common import BENCH_HOME, DATASETS, REPO, fresh_app_home, grade_control, prepare_scifact_home
 
 SCIFACT = DATASETS / "scifact"
 CASES = [
@@ -45,10 +45,10 @@ def time_label_page(home: Path, corpus: Path, question: str, clicks: int) -> dic
     first_doc = next(m.value for m in at.markdown if "<small><code>" in m.value).split("<small><code>")[1]
     n_candidates = sum(1 for g in at.segmented_control if g.key and g.key.startswith("cand-"))
 
-    at.segmented_control(key="cand-0-grade").set_value(1).run()  # warm: first click after opening
+    grade_control(at, "cand-0").set_value(1).run()  # warm: first click after opening
     times = []
     for i in range(clicks):
-        control = at.segmented_control(key=f"cand-{i % n_candidates}-grade")
+        control = grade_control(at, f"cand-{i % n_candidates}")
         grade = (i // n_candidates + i) % 4
         t = time.perf_counter()
         control.set_value(None if control.value == grade else grade).run()

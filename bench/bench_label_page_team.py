@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from _common import BENCH_HOME, DATASETS, fresh_app_home, prepare_scifact_home
+from _common import BENCH_HOME, DATASETS, fresh_app_home, grade_control, prepare_scifact_home
 
 HERE = Path(__file__).resolve().parents[1]
 SCIFACT = DATASETS / "scifact"
@@ -98,7 +98,7 @@ def open_label_page(entry: Path, query_id: str) -> tuple[object, int, int]:
 
 
 def grade_click(at, candidate: int, grade: int) -> None:
-    control = at.segmented_control(key=f"cand-{candidate}-grade")
+    control = grade_control(at, f"cand-{candidate}")
     control.set_value(None if control.value == grade else grade).run()  # the selected grade again clears it
     assert not at.exception and not at.error, (at.exception, [e.value for e in at.error])
 

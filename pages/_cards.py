@@ -2,6 +2,7 @@
 actions they trigger are `labeler_app.label` functions passed in as callbacks."""
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 import streamlit as st
@@ -29,7 +30,21 @@ KEYS_GATE = ('<style>body:not(.labeler-keys) [class*="st-key-cand-"], body:not(.
              '.st-key-keyboard-bar { visibility: hidden; }</style>')
 
 
-def candidate_card(view: CandidateView, n: int, key: str, on_grade: Grade, *, focused: bool,
+def grade_widget(qid: str, doc_id: str) -> str:
+    """The key of the grade control of document `doc_id` on question `qid`, wherever its card is.
+
+    A grade control is known by what it grades, not by its place (the card around it is: `cand-3`).
+    The browser sends every control's value with each rerun it asks for, also one asked for before the
+    last run's page had reached it (a click, or a fragment's timer). Under a key of the place
+    (`cand-1-grade`) such a value from an older page met a control that now held another document (the
+    ungraded cards re-ordered, the dense candidates joining, the next question) and Streamlit called its
+    callback: a grade was written on a document nobody graded, or cleared one just given. Now it meets the
+    control of the document it was given on, or none."""
+    pair = f"{qid}\0{doc_id}".encode()
+    return f"grade-{hashlib.blake2b(pair, digest_size=6).hexdigest()}"
+
+
+def candidate_card(view: CandidateView, n: int, key: str, on_grade: Grade, *, qid: str, focused: bool,
                    unanswerable: bool, read_only: bool = False) -> None:
     """One candidate: title, badges, highlighted snippet, metadata, grade buttons, full text."""
     with st.container(border=True, key=key):
@@ -47,14 +62,14 @@ def candidate_card(view: CandidateView, n: int, key: str, on_grade: Grade, *, fo
                     f"{f' · others: {others}' if others else ''}</small>{suggestion_markup(view)}"
                     + (f"\n\n<details><summary>Full text</summary>{full}</details>" if full else ""),
                     unsafe_allow_html=True)
-        grade_control(view, key, on_grade, unanswerable=unanswerable, read_only=read_only)
+        grade_control(view, grade_widget(qid, view.doc_id), on_grade, unanswerable=unanswerable,
+                      read_only=read_only)
 
 
-def grade_control(view: CandidateView, key: str, on_grade: Grade, *, unanswerable: bool, read_only: bool) -> None:
+def grade_control(view: CandidateView, widget: str, on_grade: Grade, *, unanswerable: bool, read_only: bool) -> None:
     """The card's grade as one segmented control (one element, not a row of buttons: a click re-renders
     every card, and each element is a message to the browser). Clicking the selected grade clears it.
     While you mark the question unanswerable, only 0 is offered."""
-    widget = f"{key}-grade"
     if st.session_state.get(widget) != view.grade:
         st.session_state[widget] = view.grade  # what is saved, also after a key or an undo changed it
     options = sorted({0, view.grade} - {None}) if unanswerable else list(GRADES)

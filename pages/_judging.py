@@ -19,7 +19,7 @@ from labeler_app.access import Actor, Can
 from labeler_app.stores import QuestionSummary, Store
 from labeler_app.text import inert
 from labeler_pages import _keyboard as kb
-from labeler_pages._cards import candidate_card, keyboard_bar
+from labeler_pages._cards import candidate_card, grade_widget, keyboard_bar
 from labeler_pages._common import Keys, act, guard, guarded, show_flash
 from labeler_pages._holes import holes_bar
 from labeler_pages._loaders import bm25_pooled, dense_status, judging_features, keyword_hits, pooled, run_holes
@@ -123,7 +123,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         keyboard_bar(focus, len(views), views[focus].doc_id, grade, move_focus, unanswerable=mine,
                      read_only=read_only, on_undo=(kb.undo, s, me, corp) if Keys.UNDO in st.session_state else None)
     for i, view in enumerate(views):
-        candidate_card(view, i + 1, f"cand-{i}", grade, focused=i == focus, unanswerable=mine,
+        candidate_card(view, i + 1, f"cand-{i}", grade, qid=qid, focused=i == focus, unanswerable=mine,
                        read_only=read_only)
     if views:
         kb.show_focus(focus, reorders=mode == "active" and stop is not None,
@@ -142,7 +142,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         if note:
             st.caption(note)
         for i, hit in enumerate(hits):
-            candidate_card(hit, i + 1, f"hit-{i}", grade, focused=False, unanswerable=mine,
+            candidate_card(hit, i + 1, f"hit-{i}", grade, qid=qid, focused=False, unanswerable=mine,
                            read_only=read_only)
-    refuse_unsaved([*((f"card {i + 1}", f"cand-{i}", v) for i, v in enumerate(views)),
-                    *((f"search result {i + 1}", f"hit-{i}", v) for i, v in enumerate(hits))])
+    refuse_unsaved([*((f"card {i + 1}", grade_widget(qid, v.doc_id), v) for i, v in enumerate(views)),
+                    *((f"search result {i + 1}", grade_widget(qid, v.doc_id), v) for i, v in enumerate(hits))])

@@ -139,7 +139,13 @@ KEY_QUEUE = r"""<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5re
   // Most likely relevant first (app/judging_order.py): the answer to a grade re-fills the ungraded cards
   // after the graded one with other documents. Until it is in, a click on one of those would land on
   // whatever document the answer puts there, unseen: it is refused (said beside the card), not sent.
-  const slot = (el) => { const m = /st-key-cand-(\d+)-grade/.exec(el.className); return m ? +m[1] : -1; };
+  // A grade control's key names its document (pages/_cards.py grade_widget); its card's key, its place.
+  const GRADE = '[class*="st-key-grade-"]';
+  const options = (n) => document.querySelectorAll('.st-key-cand-' + n + ' ' + GRADE + ' button[role=radio]');
+  const slot = (el) => {
+    const m = /(?:^|\s)st-key-cand-(\d+)(?:\s|$)/.exec(el.closest('[class*="st-key-cand-"]')?.className || '');
+    return m ? +m[1] : -1;
+  };
   // Answered means a run has drawn the page since the click: the focus mark carries a token new each run
   // (looking at the run state alone can miss a quick run, and a restarted server's first run draws anew).
   const run = () => document.querySelector('[data-focus-mark]')?.getAttribute('data-run');
@@ -155,8 +161,9 @@ KEY_QUEUE = r"""<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5re
   };
   let ahead = null;  // the grade option clicked once the grade route has written its grade: saved already
   document.addEventListener('click', (e) => {
-    const card = e.target.closest && e.target.closest('[class*="st-key-cand-"], [class*="st-key-hit-"]');
-    if (!card || !e.target.closest('button[role=radio]')) return;
+    const card = e.target.closest && e.target.closest(GRADE);  // the grade control: it shows "saving…"
+    if (!card || !card.closest('[class*="st-key-cand-"], [class*="st-key-hit-"]') ||
+        !e.target.closest('button[role=radio]')) return;
     if (ahead && e.target.closest('button[role=radio]') === ahead) { ahead = null; return; }
     if (refilling(card)) { e.preventDefault(); e.stopImmediatePropagation(); refuse(card); return; }
     card.classList.add('labeler-saving');
@@ -179,7 +186,7 @@ KEY_QUEUE = r"""<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5re
   // again. Without a ticket, or refused (a restarted server, a session ended), the click alone: the old path.
   const save = (mark, option, key) => {
     const ticket = mark.getAttribute('data-ticket');
-    const card = option.closest('[class*="st-key-cand-"]');
+    const card = option.closest('[class*="st-key-cand-"]') && option.closest(GRADE);
     if (!ticket || !card || !w.fetch) return false;
     mark.removeAttribute('data-ticket');  // once: the rerun brings the next
     option.classList.add('labeler-pending'); card.classList.add('labeler-saving');
@@ -187,8 +194,8 @@ KEY_QUEUE = r"""<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5re
     const n = mark.getAttribute('data-focus-mark');
     const done = (saved) => {
       option.classList.remove('labeler-pending'); card.classList.remove('labeler-saving');
-      const now = option.isConnected ? option : [...document.querySelectorAll(  // redrawn meanwhile
-        '.st-key-cand-' + n + '-grade button[role=radio]')].find((b) => b.textContent.trim().startsWith(key + ' '));
+      const now = option.isConnected ? option : [...options(n)]  // redrawn meanwhile
+        .find((b) => b.textContent.trim().startsWith(key + ' '));
       if (!now) return;
       if (saved) ahead = now;
       now.click(); hold(1500);
@@ -206,11 +213,10 @@ KEY_QUEUE = r"""<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5re
   const gradeDirect = (key) => {
     if (!/^[0-3]$/.test(key)) return false;
     const mark = document.querySelector('[data-focus-mark]');
-    const options = mark ? document.querySelectorAll(
-      '.st-key-cand-' + mark.getAttribute('data-focus-mark') + '-grade button[role=radio]') : [];
-    const option = [...options].find((b) => b.textContent.trim().startsWith(key + ' '));
+    const option = [...(mark ? options(mark.getAttribute('data-focus-mark')) : [])]
+      .find((b) => b.textContent.trim().startsWith(key + ' '));
     if (!option || option.disabled) return false;
-    if (refilling(option.closest('[class*="st-key-cand-"]'))) return 'wait';  // after the answer re-fills the cards
+    if (refilling(option.closest(GRADE))) return 'wait';  // after the answer re-fills the cards
     // A digit acts on a page its last digit has redrawn (a new focus mark): between two runs of one answer
     // (a grade that changes the question's status reruns the whole page) the page can look idle while its
     // focus is still on the card just graded, and a second digit would overwrite that grade.

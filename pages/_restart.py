@@ -46,13 +46,13 @@ def unsaved_note(card: str, doc_id: str, shown: int | None, saved: int | None) -
 
 
 def refuse_unsaved(cards: Iterable[tuple[str, str, CandidateView]]) -> None:
-    """After the grade controls are drawn: name each `(card, key, view)` whose control shows a grade
+    """After the grade controls are drawn: name each `(card, widget, view)` whose control shows a grade
     that is not the saved one, then rerun the page so the control shows the saved grade (the card's
     control takes its value from the database before it is drawn, once Streamlit knows the control)."""
     for note in st.session_state.pop(TOASTS, []):
         st.toast(note, icon=":material/error:", duration="long")
-    stray = [(card, view, shown) for card, key, view in cards
-             if (shown := st.session_state.get(f"{key}-grade")) != view.grade]
+    stray = [(card, view, shown) for card, widget, view in cards
+             if (shown := st.session_state.get(widget)) != view.grade]
     if st.session_state.pop(REFUSED, False) or not stray:
         return
     notes = [unsaved_note(card, view.doc_id, shown, view.grade) for card, view, shown in stray]

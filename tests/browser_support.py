@@ -258,26 +258,34 @@ def open_app(page: str | None = None, *, annotator: str | None = None):
     return at
 
 
+def grade_control(at, key: str):
+    """AppTest: the grade control of card `key` ("cand-0", "hit-2"); its own key names the question and
+    document it grades (pages/_cards.py grade_widget), so it is found inside the card's container."""
+    cards = [b for b in at.container if b._block_id.endswith(f"-{key}")]  # a keyed container: $$ID-<hash>-<key>
+    assert len(cards) == 1, f"{len(cards)} cards {key}"
+    return cards[0].segmented_control[0]
+
+
 def grade_card(at, n: int, grade: int | None):
     """AppTest: click grade `grade` on candidate card n (0-based) — None clicks the selected grade again,
     which clears it — and run the page; returns `at`."""
-    return at.segmented_control(key=f"cand-{n}-grade").set_value(grade).run()
+    return grade_control(at, f"cand-{n}").set_value(grade).run()
 
 
 def card_grade(at, n: int) -> int | None:
     """AppTest: the grade candidate card n (0-based) shows as selected."""
-    return at.segmented_control(key=f"cand-{n}-grade").value
+    return grade_control(at, f"cand-{n}").value
 
 
 def card_grades_offered(at, n: int) -> list[str]:
     """AppTest: the grades card n offers (only "0 · …" while you mark the question unanswerable)."""
-    return at.segmented_control(key=f"cand-{n}-grade").options
+    return grade_control(at, f"cand-{n}").options
 
 
 def grade_option(scope, n: int, grade: int):
     """Browser: the button of grade `grade` on candidate card n (0-based) in `scope` (a page or a locator);
     selected means `aria-checked="true"`."""
-    return scope.locator(f".st-key-cand-{n}-grade button[role=radio]").filter(has_text=f"{grade} · ")
+    return scope.locator(f".st-key-cand-{n} [class*='st-key-grade-'] button[role=radio]").filter(has_text=f"{grade} · ")
 
 
 def texts(elements) -> list[str]:

@@ -20,7 +20,7 @@ QID = "q-0001"
 # run redraws), whether it holds a ticket, and the focused card's grade options.
 MARKS = """() => [...document.querySelectorAll('[data-focus-mark]')].map((m) => ({
   card: m.dataset.focusMark, run: m.dataset.run, ticket: m.hasAttribute('data-ticket'),
-  options: document.querySelectorAll('.st-key-cand-' + m.dataset.focusMark + '-grade button[role=radio]').length,
+  options: document.querySelectorAll('.st-key-cand-' + m.dataset.focusMark + ' [class*="st-key-grade-"] button[role=radio]').length,
   keys: document.body.classList.contains('labeler-keys'), queued: (window.__labelerKeys || []).length}))"""
 FOCUSED = "() => Number(document.querySelector('[data-focus-mark]')?.dataset.focusMark ?? -1)"
 
@@ -57,7 +57,7 @@ def test_grade_key_is_saved_by_the_route_before_the_rerun(sample_embeddings, pla
         assert answer.value.status == 204
         assert _history(url, first) == [(2, "ann")]  # written when the route answered
         expect(grade_option(page, 0, 2)).to_have_attribute("aria-checked", "true")
-        expect(page.locator(".st-key-cand-0-grade.labeler-saving")).to_have_count(0)  # shown saved
+        expect(page.locator(".st-key-cand-0 [class*='st-key-grade-'].labeler-saving")).to_have_count(0)  # shown saved
         page.wait_for_function(f"({FOCUSED})() === 1")  # the rerun after it moved the focus on
         wait_ready(page)
         # Without a ticket (a server that does not know the page: after a restart) the key clicks the grade.
@@ -66,7 +66,7 @@ def test_grade_key_is_saved_by_the_route_before_the_rerun(sample_embeddings, pla
         routed = []
         page.on("request", lambda r: routed.append(r.url) if r.url.endswith(GRADE_ROUTE) else None)
         page.keyboard.press("1")
-        expect(page.locator(".st-key-cand-1-grade.labeler-saving")).to_have_count(0)
+        expect(page.locator(".st-key-cand-1 [class*='st-key-grade-'].labeler-saving")).to_have_count(0)
         expect(grade_option(page, 1, 1)).to_have_attribute("aria-checked", "true")
         wait_ready(page)
         assert _history(url, second) == [(1, "ann")] and routed == []

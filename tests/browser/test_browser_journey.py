@@ -141,9 +141,13 @@ def test_browser_journey(app, page):
     relevant_doc = card_doc_id(page, "cand-0")
     card(page, "cand-0").get_by_role("radio", name="3 · Answers fully").click()
     expect_visible(card(page, "cand-0").locator("button[role=radio][aria-checked=true]"))
-    wait_ready(page)  # most likely relevant first: the grade's answer re-orders the ungraded cards below it
+    # Most likely relevant first: the grade's answer re-orders the ungraded cards below it, and until it is in
+    # the page refuses a click on them ("re-ordering: click again"), as a person would see it: wait for it.
+    expect(page.locator(".labeler-saving")).to_have_count(0)
+    wait_ready(page)
     card(page, "cand-1").get_by_role("radio", name="0 · Not relevant").click()
     expect_visible(card(page, "cand-1").locator("button[role=radio][aria-checked=true]"))
+    expect(page.locator(".labeler-saving")).to_have_count(0)
     # Read once graded (a graded card keeps its place): before the click the ungraded cards can still be
     # re-filled (the dense index joining the pool on a first start), so an earlier read could name another card.
     rejected_doc = card_doc_id(page, "cand-1")

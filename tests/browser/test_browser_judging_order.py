@@ -109,10 +109,10 @@ def test_judging_order_a_click_on_a_card_the_pending_grade_will_refill_is_refuse
     os.kill(app.proc.pid, signal.SIGSTOP)  # the first grade's answer (which re-fills cards 2, 3, ...) is not in yet
     try:
         grade_option(page, 0, 2).click()
-        expect(page.locator(".st-key-cand-0-grade.labeler-saving")).to_be_visible()
+        expect(page.locator(".st-key-cand-0 [class*='st-key-grade-'].labeler-saving")).to_be_visible()
         grade_option(page, 2, 1).click()  # card 3 may hold another document once the answer is in
-        expect(page.locator(".st-key-cand-2-grade.labeler-wait")).to_be_visible()
-        assert page.locator(".st-key-cand-2-grade button[aria-checked=true]").count() == 0
+        expect(page.locator(".st-key-cand-2 [class*='st-key-grade-'].labeler-wait")).to_be_visible()
+        assert page.locator(".st-key-cand-2 [class*='st-key-grade-'] button[aria-checked=true]").count() == 0
     finally:
         os.kill(app.proc.pid, signal.SIGCONT)
     wait_until(lambda: store.judgments.list(query_id=qid, annotator="asha"), "the first grade saved")

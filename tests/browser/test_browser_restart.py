@@ -23,6 +23,9 @@ import pytest
 from browser_support import AppServer, browser, grade_option, sample_embeddings, screenshot, wait_ready, wait_until  # noqa: F401
 from playwright.sync_api import expect
 
+from labeler.corpus import load_corpus
+from labeler.paths import SAMPLE_CORPUS
+from labeler_pages._cards import grade_widget
 from labeler_storage import open_store
 
 pytestmark = pytest.mark.browser
@@ -132,6 +135,17 @@ def doc_of(page, n: int) -> str:
     return page.locator(f".st-key-cand-{n} small code").first.inner_text()
 
 
+CLICK_AT_ONCE = """([n, grade]) => {
+  const control = document.querySelector('.st-key-cand-' + n + ' [class*="st-key-grade-"]');
+  [...control.querySelectorAll('button[role=radio]')].find((b) => b.textContent.trim().startsWith(grade + ' ')).click();
+  return [...control.classList].find((c) => c.startsWith('st-key-grade-')).slice('st-key-'.length);
+}"""
+
+
+def sample_doc_ids() -> list[str]:
+    return [d.doc_id for d in load_corpus(SAMPLE_CORPUS).documents]
+
+
 def named(page, doc: str) -> bool:
     """The page says this document's grade was not saved."""
     return page.get_by_test_id("stAlert").filter(has_text="Not saved").filter(has_text=doc).count() > 0
@@ -154,12 +168,19 @@ class Tab:
     def __init__(self, page, who: str) -> None:
         self.page, self.who, self.clicks = page, who, []
 
-    def click(self, n: int, grade: int) -> tuple[str, int] | None:
+    def click(self, n: int, grade: int, *, redrawing: bool = False) -> tuple[str, int] | None:
         """Click grade `grade` on card n; None when the page refused it (a grade above it not answered
-        yet will re-fill that card: most likely relevant first), so nothing was sent."""
-        doc = doc_of(self.page, n)
-        grade_option(self.page, n, grade).click()
-        if self.page.locator(f".st-key-cand-{n}-grade.labeler-wait").count():
+        yet will re-fill that card: most likely relevant first), so nothing was sent. `redrawing`: the page
+        may be redrawn under the click (a reconnect's run): the document is the one whose grade control took
+        the click (its key names it: pages/_cards.py grade_widget), as a caption read before the click could
+        name the document the card held before the redraw."""
+        if redrawing:
+            control = self.page.evaluate(CLICK_AT_ONCE, [n, grade])
+            doc = next(d for d in sample_doc_ids() if grade_widget(QID, d) == control)
+        else:
+            doc = doc_of(self.page, n)
+            grade_option(self.page, n, grade).click()
+        if self.page.locator(f".st-key-cand-{n} [class*='st-key-grade-'].labeler-wait").count():
             return None
         self.clicks.append((doc, grade))
         return doc, grade
@@ -206,7 +227,7 @@ def test_restart_grade_saved_or_named(deployment, sig, browser):
         server.wait_healthy()
         busy.page.wait_for_selector(CONNECTED, timeout=STEP_MS)
         if busy.page.locator(".st-key-cand-2").count():  # the old page, before its rerun: click at once
-            pending.append(busy.click(2, 3))
+            pending.append(busy.click(2, 3, redrawing=True))
         for doc, grade in filter(None, pending):
             busy.settle(where, doc, grade, may_sign_out=team)
         # The idle tab runs its page anew on reconnecting, with no click: it shows the grade written
@@ -236,7 +257,7 @@ def test_restart_grade_saved_or_named(deployment, sig, browser):
             mine = saved(where, tab.who)
             assert tab is busy or mine[written] == 0
             for n in range(7):
-                shown = tab.page.locator(f".st-key-cand-{n}-grade button[aria-checked=true]")
+                shown = tab.page.locator(f".st-key-cand-{n} [class*='st-key-grade-'] button[aria-checked=true]")
                 if shown.count():
                     grade = int(shown.first.inner_text().split(" · ")[0])
                     assert mine.get(doc_of(tab.page, n)) == grade, f"{tab.who}: card {n} shows {grade}, saved {mine}"

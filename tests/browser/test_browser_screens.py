@@ -310,7 +310,7 @@ def test_label_first_card_and_its_grades_are_in_view_on_arrival(demo_server, pag
     wait_ready(page)
     # The card's title and snippet and its four grade buttons, without scrolling.
     assert in_view(page, ".st-key-cand-0 [data-testid=stMarkdownContainer]"), "the first card's text is below the fold"
-    assert in_view(page, ".st-key-cand-0-grade"), "the first card's grade buttons are below the fold"
+    assert in_view(page, ".st-key-cand-0 [class*='st-key-grade-']"), "the first card's grade buttons are below the fold"
     assert page.get_by_role("textbox", name="Question", exact=True).is_hidden()  # folded away: questions exist
     expect(page.get_by_text("Preview on the grades so far")).to_be_visible()  # the demo set has q-0001 graded
     screenshot(page, "label", readme=True, full_page=False)
@@ -334,7 +334,7 @@ def test_label_keys_after_add_question_grade_its_first_card(server, page):
     assert "How long is the notice period?" in texts and not [t for t in texts if "23" in t]
     qid = next(q.question.query_id for q in store.questions.list() if q.question.question.startswith("How long"))
     assert sorted(j.grade for j in store.judgments.list(query_id=qid, annotator="asha")) == [2, 3]
-    assert in_view(page, ".st-key-cand-0-grade")
+    assert in_view(page, ".st-key-cand-0 [class*='st-key-grade-']")
 
 
 def test_label_escape_leaves_a_text_box_and_x_marks_unanswerable(server, page):
@@ -392,12 +392,12 @@ def test_label_a_clicked_grade_says_saving_until_the_server_has_written_it(serve
     os.kill(app.proc.pid, signal.SIGSTOP)  # the server cannot answer: the click is in the browser only
     try:
         grade_option(page, 0, 2).click()
-        saving = page.locator(".st-key-cand-0-grade.labeler-saving")
+        saving = page.locator(".st-key-cand-0 [class*='st-key-grade-'].labeler-saving")
         expect(saving).to_be_visible()
         page.wait_for_timeout(500)
         assert saving.count() == 1 and not store.judgments.list(query_id="q-0002", annotator="asha")
         look = page.evaluate("() => getComputedStyle(document.querySelector("
-                             "'.st-key-cand-0-grade button[aria-checked=true]')).borderStyle")
+                             "'.st-key-cand-0 [class*=\"st-key-grade-\"] button[aria-checked=true]')).borderStyle")
         assert look == "dashed"  # hatched, not the filled look of a saved grade
         saving.scroll_into_view_if_needed()
         screenshot(page, "label-saving", full_page=False)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import app_home, card_grade, card_grades_offered, grade_card, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
+from browser_support import app_home, card_grade, card_grades_offered, grade_card, grade_control, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 
 from labeler.paths import SAMPLE_CORPUS
 from labeler_storage.store import open_store
@@ -96,7 +96,7 @@ def test_label_keyword_search_adds_a_document_no_retriever_found(app_home):
     shown = {candidate_doc(at, i) for i in range(len(card_ids(at)))}
     target = next(d for d in ("onboarding-001", "travel-001", "payroll-001") if d not in shown)
     at.text_input(key="keyword").input(target).run()
-    at.segmented_control(key="hit-0-grade").set_value(2).run()
+    grade_control(at, "hit-0").set_value(2).run()
     assert not at.exception
     grades = {j.doc_id: j.grade for j in open_store().judgments.list(query_id="q-0001")}
     assert grades == {target: 2}
@@ -422,6 +422,6 @@ def test_label_metric_preview_hidden_under_blind_judging_until_finished(app_home
     at.selectbox(key="judging_order").set_value("retriever").run()  # the pool first, the stopping sample after it
     grade_card(at, 0, 3)
     assert preview(at) == ""  # blind and not finished: the retrievers' scores would bias the judge
-    for n in range(1, len([s for s in at.segmented_control if s.key.startswith("cand-")])):
+    for n in range(1, len(card_ids(at))):
         grade_card(at, n, 0)
     assert "first relevant" in preview(at)  # finished: shown

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from labeler_app import systems as sy
 from labeler_app.access import local_actor
 from labeler_app.background import Pending
-from browser_support import app_home, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
+from browser_support import app_home, grade_control, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
 from labeler.config import RunConfig
 from labeler.errors import LabelerError
 from labeler.paths import SAMPLE_CORPUS
@@ -205,7 +205,7 @@ def test_label_page_judges_while_a_pooled_system_is_slow_and_its_candidates_join
         assert not at.exception, at.exception
         assert time.monotonic() - t0 < 2.8  # the page did not wait for the system's 3 s
         assert any("slowpoke is slow: its candidates join when ready" in m for m in texts(at.info))
-        at.segmented_control(key="cand-0-grade").set_value(2).run()  # judging goes on meanwhile
+        grade_control(at, "cand-0").set_value(2).run()  # judging goes on meanwhile
         assert not at.exception, at.exception
         assert any(q.relevance for q in open_store().golden.export())  # the grade was saved
         while "slowpoke #1" not in " ".join(m.value for m in at.markdown):  # the note's fragment reruns the page

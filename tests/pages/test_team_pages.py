@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 import pytest
-from browser_support import app_home, sample_embeddings, texts  # noqa: F401 - fixtures
+from browser_support import app_home, grade_control, sample_embeddings, texts  # noqa: F401 - fixtures
 from streamlit.testing.v1 import AppTest
 
 from conftest import REPO, rows
@@ -91,7 +91,7 @@ def test_annotator_sees_no_admin_controls_and_grades_as_themselves(team):
     at.text_input(key="new_question").input("How many vacation days do new employees get?")
     at.button(key="FormSubmitter:new-question-form-Add question").click().run()
     assert not at.exception, at.exception
-    at.segmented_control(key="cand-0-grade").set_value(2).run()
+    grade_control(at, "cand-0").set_value(2).run()
     assert not at.exception, at.exception
     [judgment] = team.judgments.list()
     assert judgment.annotator == "ann@example.org" and team.questions.get(judgment.query_id).author == "ann@example.org"

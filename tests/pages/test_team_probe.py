@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import import_demo
-from browser_support import AppServer, app_home, launch_chromium, sample_embeddings, texts, wait_ready  # noqa: F401
+from browser_support import AppServer, app_home, grade_control, launch_chromium, sample_embeddings, texts, wait_ready  # noqa: F401
 from streamlit.testing.v1 import AppTest
 
 from labeler_app.corpus_files import NOT_FOUND, open_server_corpus
@@ -97,7 +97,7 @@ def signed_in(email: str) -> AppTest:
 def test_a_stale_grade_click_after_a_demotion_saves_nothing(team):
     import_demo(team)  # as an admin's upload of the demo file into the default collection
     ann = signed_in("ann@example.org")
-    stale = ann.segmented_control(key="cand-0-grade")
+    stale = grade_control(ann, "cand-0")
     before = team.judgments.list()
     team.accounts.update_user("ann@example.org", role="viewer", by="boss@example.org")  # her page is still open
     stale.set_value(1 if stale.value != 1 else 2).run()  # the callback registered while she was an annotator

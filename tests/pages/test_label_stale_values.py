@@ -1,0 +1,62 @@
+"""AppTest: a rerun the browser asked for with the values of an older page writes nothing it did not show.
+
+The browser sends every control's value with each rerun it asks for, also a rerun asked for before the last
+run's page had reached it: a click, or a fragment's timer (the dense index's progress note ticks every 2 s
+on a first start). Grade controls once had a key of their place alone (`cand-1-grade`); such a request then
+met controls that held other documents, and Streamlit called their callbacks with the old values: in
+Chromium, a grade 0 given on question 1 was written on question 2's document, and two clicks on a first start
+were lost. Here the stale request is sent as it was: the widget values of the earlier page, run again
+(`AppTest._run` with an earlier tree's states, what a browser's rerun message carries).
+"""
+from __future__ import annotations
+
+from browser_support import app_home, grade_card, grade_control, open_app, sample_embeddings  # noqa: F401 - fixtures
+from test_label_page import add_question, card_ids
+
+from labeler_storage.store import open_store
+
+
+def grades(qid: str) -> dict[str, int]:
+    return {j.doc_id: j.grade for j in open_store().judgments.list(query_id=qid)}
+
+
+def with_grades_of(old, at):
+    """The widget states a browser sends from page `old`: its grade controls' values as they were there, the
+    other controls' as they are now (the question picker's label has changed meanwhile: a ✓)."""
+    grades = [w._widget_state for w in old.segmented_control if "grade" in (w.key or "")]
+    states = at._tree.get_widget_states()
+    kept = [w for w in states.widgets if w.id not in {g.id for g in grades}]
+    del states.widgets[:]
+    states.widgets.extend(kept + grades)
+    return states
+
+
+def test_label_values_of_the_previous_question_never_grade_the_next_one(app_home):
+    at = add_question(open_app(annotator="asha"))
+    first = card_ids(at)
+    grade_card(at, 0, 3)
+    grade_card(at, 1, 0)
+    assert grades("q-0001") == {first[0]: 3, first[1]: 0}
+    q1_page = at._tree.get_widget_states()  # what the browser holds while question 1 is on screen
+
+    add_question(at, "What is the office policy on keeping pet snakes at my desk?", "policy-lookup")
+    assert not grades("q-0002")
+    at._run(q1_page)  # a rerun asked for before question 2's page had reached the browser
+    assert not at.exception, at.exception
+    assert grades("q-0002") == {}, "question 1's values were written on question 2's documents"
+    assert grades("q-0001") == {first[0]: 3, first[1]: 0}
+
+
+def test_label_a_click_on_a_card_the_answer_re_filled_grades_the_document_clicked(app_home):
+    at = add_question(open_app(annotator="asha"))
+    before = card_ids(at)
+    page_seen = at._tree  # the page the annotator reads and clicks on
+    grade_card(at, 0, 3)  # its answer re-orders the ungraded cards below (most likely relevant first)
+    after = card_ids(at)
+    n = next(i for i in range(1, len(before)) if after[i] != before[i])  # a card now holding another document
+
+    grade_control(page_seen, "cand-0").set_value(3)  # the browser holds the click it sent
+    grade_control(page_seen, f"cand-{n}").set_value(0)  # and a second one on the old page, before the answer came
+    at._run(with_grades_of(page_seen, at))
+    assert not at.exception, at.exception
+    assert grades("q-0001") == {before[0]: 3, before[n]: 0}, f"the grade went to {after[n]}, now at card {n + 1}"
