@@ -27,6 +27,13 @@ from labeler.progress import Progress
 _FIELDS = re.compile(r"[ \t]+")
 FORMAT_HINT = ("a judge file is TREC qrels (`query_id 0 doc_id grade`, grade 0-3) or JSONL "
                '({"query_id": ..., "doc_id": ..., "grade": 0-3, "judge": ...}).')
+_OTHER_SHAPES = {  # a qrels file whose every line has this many fields: what it is, and the fix
+    3: ("TREC qrels have 4 (query_id 0 doc_id grade)",
+        "insert the iteration column 0 as the second field of each line, e.g. awk '{print $1, 0, $2, $3}'."),
+    6: ("this is a TREC run (query_id Q0 doc_id rank score tag), not a judge's grades",
+        "give the judge's grades as TREC qrels (query_id 0 doc_id grade, grade 0-3) or JSONL; "
+        "a run goes after --runs."),
+}
 _ALIASES = {"query_id": ("query_id", "qid"), "doc_id": ("doc_id", "docid"), "grade": ("grade", "judgment"),
             "rationale": ("rationale", "reasoning"), "raw": ("raw", "prediction")}
 
@@ -119,6 +126,7 @@ def parse_judgments(lines: Iterable[tuple[int, object]], *, source: str | None =
     problems: list[LineProblem] = []
     rows: list[tuple[int, dict]] = []
     kind = None
+    widths: set[int] = set()  # field counts of the qrels lines: one count the wrong shape is another format
     for number, text in lines:
         if isinstance(text, BadLine):
             problems.append(LineProblem(number, text.reason))
@@ -127,6 +135,7 @@ def parse_judgments(lines: Iterable[tuple[int, object]], *, source: str | None =
             continue
         kind = kind or ("jsonl" if text.lstrip().startswith("{") else "qrels")
         if kind == "qrels":
+            widths.add(len(_FIELDS.split(text.strip(" \t\r"))))
             got = _qrels_line(text.strip(" \t\r"))
             row = got if isinstance(got, str) else {"query_id": got[0], "doc_id": got[1], "grade": got[2],
                                                      "failed": False}
@@ -137,6 +146,9 @@ def parse_judgments(lines: Iterable[tuple[int, object]], *, source: str | None =
             problems.append(LineProblem(number, row))
         else:
             rows.extend((number, r) for r in (row if isinstance(row, list) else [row]))
+    if not rows and len(widths) == 1 and (shape := _OTHER_SHAPES.get(next(iter(widths)))):
+        raise InputError(f"every line has {next(iter(widths))} fields: {shape[0]}", path=source,
+                         line=problems[0].line, hint=shape[1])
     names = sorted({r["judge"] for _, r in rows if r.get("judge")})
     if judge is not None:
         rows = [(n, r) for n, r in rows if r.get("judge") in (None, judge)]
