@@ -257,6 +257,7 @@ class JudgedEvaluation:
         return {"run": self.run_id, "calibration": self.calibration.to_dict(), "bars": dict(self.bars),
                 "gate": {"passes": self.verdict.passes, "reasons": list(self.verdict.reasons)},
                 "filled_pairs": self.filled_pairs,
+                "human_only": {m: v for m, v in self.human.metrics.items() if not m.startswith("judged@")},
                 "judged": {str(k): dict(v) for k, v in self.judged.items()}}
 
 

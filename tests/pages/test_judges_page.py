@@ -58,6 +58,8 @@ def test_judges_page_declares_tests_saves_grades_and_shows_the_confusion_matrix(
         assert not at.exception, at.exception
         assert any(m.startswith("passes the team's bars") for m in texts(at.success)), texts(at.warning)
         assert _frame(at, "human + machine")["human + machine"].notna().all()
+        split = _frame(at, "judged@k by the judge")  # judged@k split: people's share and the judge's
+        assert list(split["k"]) == [1, 3, 5, 10] and split["judged@k by the judge"].sum() > 0
         at.button(key="judged-save").click().run()
         assert any(f"Saved as run #{run_id + 1}" in m for m in texts(at.success)), texts(at.error)
         assert open_store().runs.load(run_id + 1).summary["settings"]["machine"]["calibration"]["judge"] == "rule"
