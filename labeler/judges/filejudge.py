@@ -92,6 +92,8 @@ def _json_line(obj) -> dict | str:
     for what in ("query_id", "doc_id"):
         if out[what] is None:
             return f"{what} is missing"
+        if isinstance(out[what], int) and not isinstance(out[what], bool):
+            out[what] = str(out[what])  # TREC's numeric ids written as JSON numbers elsewhere: the qrels' text
         if why := id_problem(out[what], what.replace("_", " ")):
             return why
     out["failed"] = obj.get("result_status") == 0
