@@ -125,8 +125,9 @@ def calibrate_command(golden: Path, judge_path: Path, run_files: tuple[Path, ...
     holes = sum(k[0] in questions and k not in human for k in machine)
     result = calibrate(human, machine, runs or None, bootstrap=bootstrap, seed=seed)
     edits = stored.post_edit if stored is not None and stored.machine is not None else None
-    if as_json:  # post_edit: what annotators did with a saved judge's suggestions (null for a file judge)
-        click.echo(json.dumps({**result.to_dict(), "post_edit": edits}, ensure_ascii=False))
+    verdict = stored.gate if stored is not None and stored.machine is not None else None
+    if as_json:  # post_edit, gate: what annotators did with a saved judge's suggestions, the team's bars on it
+        click.echo(json.dumps({**result.to_dict(), "post_edit": edits, "gate": verdict}, ensure_ascii=False))
         return
     click.echo(f"judge {name} against {golden}: {result.pairs} pairs graded by both, over {result.questions} "
                f"questions ({len(human) - result.pairs} human pairs the judge did not grade, "
@@ -150,6 +151,8 @@ def calibrate_command(golden: Path, judge_path: Path, run_files: tuple[Path, ...
                    f"{edits['kept']}, changed up {edits['changed_up']}, down {edits['changed_down']}, kappa "
                    f"{_shown(edits['kappa_post_edit'])}); blind {edits['blind']} (agreed {edits['agreed']}, revised "
                    f"after seeing {edits['revised']}, kappa {_shown(edits['kappa_blind'])})")
+    if verdict is not None:  # as the Judges page decides it: the collection's saved runs for tau, not --runs
+        click.echo(f"gate (the team's bars, with the collection's saved runs): {verdict['line']}")
     for run, scores in result.run_scores.items():
         click.echo(f"  {run}: nDCG@10 {scores['human']:.4f} (human) vs {scores['judge']:.4f} (judge) on the pairs; "
                    f"{scores['human_all']:.4f} (all human) vs {scores['filled']:.4f} (holes filled)")

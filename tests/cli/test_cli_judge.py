@@ -209,12 +209,16 @@ def test_cli_calibrate_a_collection_against_a_judge_saved_by_name(labelled, tmp_
     pairs = sorted(human)
     assert got["pairs"] == len(pairs) == len(machine)
     assert got["kappa"] == pytest.approx(cohen_kappa_score([human[p] for p in pairs], [machine[p] for p in pairs]))
+    # the team's bars held against it, as the Judges page does: word overlap on the demo set is refused
+    assert got["gate"]["passes"] is False and got["gate"]["reasons"], got["gate"]
+    text = CliRunner().invoke(cli, ["calibrate", "default", "--judge", "saved-rule", "--db", str(db), "--bootstrap", "0"])
+    assert "gate (the team's bars, with the collection's saved runs): below the team's bars" in text.output
     # a file judge against the collection's people reads the same as ever; an unknown collection is one line
     qrels = tmp_path / "judge.qrels"
     qrels.write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in machine.items()))
     by_file = CliRunner().invoke(cli, ["calibrate", "default", "--judge", str(qrels), "--db", str(db), "--json",
                                        "--bootstrap", "0"])
-    assert json.loads(by_file.output)["kappa"] == got["kappa"]
+    assert json.loads(by_file.output)["kappa"] == got["kappa"] and json.loads(by_file.output)["gate"] is None
     missing = CliRunner().invoke(cli, ["calibrate", "nowhere", "--judge", "saved-rule", "--db", str(db)])
     assert missing.exit_code == 2 and "neither a golden file nor a collection" in missing.output
     assert "Hint:" in missing.output and len(missing.output.strip().splitlines()) == 1
