@@ -93,3 +93,18 @@ def test_a_saved_team_judge_calls_only_the_hosts_allowed_when_it_runs(monkeypatc
             with pytest.raises(LabelerError, match="may not call"):
                 J.judge_holes(store, admin, "rule", None, load_corpus(SAMPLE_CORPUS), limit=2)
         assert server.requests == []
+
+
+def test_a_saved_judge_reads_only_the_variables_offered_when_it_runs(monkeypatch):
+    demo_with_run()
+    with rule_server() as server:
+        monkeypatch.setenv("LABELER_SYSTEM_ENV", "JUDGE_KEY")
+        monkeypatch.setenv("JUDGE_KEY", TOKEN)
+        text = (f'name = "keyed"\nkind = "openai"\nmodel = "rule-1"\nurl = "{server.url}"\nretries = 0\n'
+                '[headers]\nAuthorization = "Bearer ${JUDGE_KEY}"\n')
+        with open_store() as store:
+            J.declare_judge(store, local_actor("boss"), text)
+            monkeypatch.setenv("LABELER_SYSTEM_ENV", "OTHER")  # the operator no longer offers it
+            with pytest.raises(LabelerError, match="JUDGE_KEY, which the server does not offer"):
+                J.judge_holes(store, local_actor("boss"), "keyed", None, load_corpus(SAMPLE_CORPUS), limit=2)
+        assert server.requests == []
