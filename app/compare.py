@@ -25,6 +25,7 @@ class RunComparison:
     rows: tuple[dict[str, Any], ...]                      # one per metric
     changes: dict[str, tuple[dict[str, Any], ...]]         # metric -> questions that changed, biggest first
     n_paired: int
+    machine_note: str = ""                                 # a run whose holes a judge filled: its twin (plain text)
 
     def better(self, metric: str) -> list[dict[str, Any]]:
         """Questions B improved on `metric`."""
@@ -51,8 +52,9 @@ def compare_runs(store: Store, a_id: int, b_id: int, metrics: Sequence[str]) -> 
     config_a, config_b = current_names(a.config), current_names(b.config)  # a run saved before a key's rename
     diff = {k: (config_a.get(k), config_b.get(k)) for k in sorted(set(config_a) | set(config_b))
             if config_a.get(k) != config_b.get(k)}
+    filled = " ".join(f"{side}: {note}." for side, run in (("A", a), ("B", b)) if (note := runs.filled_note(run.summary)))
     return RunComparison(a.golden_hash == b.golden_hash, corpus_note(a, b), diff, rows, changes,
-                         len(comparison.query_ids))
+                         len(comparison.query_ids), filled)
 
 
 def corpus_note(a: RunSummary, b: RunSummary) -> str:

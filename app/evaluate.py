@@ -229,7 +229,8 @@ def history_rows(saved: Sequence[RunSummary]) -> list[dict[str, Any]]:
                      "corpus": r.corpus_line, "stale judged documents": stale.get("n_stale"),
                      "config": r.config_hash,
                      "golden": (r.golden_hash or "")[7:15],
-                     **{m: metrics.get(m) for m in headline_measures(DEFAULT_CUTOFF)}})
+                     **{m: metrics.get(m) for m in headline_measures(DEFAULT_CUTOFF)},
+                     "machine grades": runs.filled_note(r.summary)})  # a filled run names its human-only twin
     return rows
 
 

@@ -72,14 +72,19 @@ def parse_app_judge(text: str, actor: Actor) -> JudgeSpec:
     if spec.kind not in APP_KINDS:
         raise InputError(f"the app runs {' and '.join(APP_KINDS)} judges; a {spec.kind} judge runs from the command line",
                          hint="grade with `labeler judge COLLECTION --judge FILE`, then calibrate here.")
+    _check_env(spec)
+    if spec.kind == "openai":
+        check_host(str(spec.params.get("url", "")), endpoint_hosts(actor))
+    return spec
+
+
+def _check_env(spec: JudgeSpec) -> None:
+    """Refuse a declaration that reads an environment variable the operator does not offer (now)."""
     refs = {r for v in _strings(spec.params) for r in _ENV_REF.findall(v)}
     if refused := sorted(refs - allowed_env()):
         raise InputError(f"the declaration reads environment variable(s) {', '.join(refused)}, which the server does "
                          "not offer to declarations",
                          hint="the server's operator lists the variables it offers in LABELER_SYSTEM_ENV.")
-    if spec.kind == "openai":
-        check_host(str(spec.params.get("url", "")), endpoint_hosts(actor))
-    return spec
 
 
 def _strings(value: Any) -> list[str]:
@@ -127,7 +132,9 @@ def saved_judge(store: Store, name: str) -> JudgeSpec:
 
 
 def judge_for(spec: JudgeSpec, actor: Actor):
-    """The judge `spec` declares, calling only the hosts `actor`'s deployment allows."""
+    """The judge `spec` declares, calling only the hosts `actor`'s deployment allows and reading only the
+    variables the operator offers, as they are when it runs (the lists may have changed since it was saved)."""
+    _check_env(spec)
     if spec.kind == "openai":
         check_host(str(spec.params.get("url", "")), endpoint_hosts(actor))
     return make_judge(spec, allowed_hosts=endpoint_hosts(actor))
@@ -257,6 +264,7 @@ class JudgedEvaluation:
         return {"run": self.run_id, "calibration": self.calibration.to_dict(), "bars": dict(self.bars),
                 "gate": {"passes": self.verdict.passes, "reasons": list(self.verdict.reasons)},
                 "filled_pairs": self.filled_pairs,
+                "human_only": {m: v for m, v in self.human.metrics.items() if not m.startswith("judged@")},
                 "judged": {str(k): dict(v) for k, v in self.judged.items()}}
 
 

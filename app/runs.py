@@ -233,3 +233,18 @@ def save_report(store: RunSink, report: EvalReport, origin: RunOrigin, golden: G
 def report_of(saved: SavedRun) -> EvalReport:
     """The EvalReport a saved run holds, exactly as it was saved."""
     return EvalReport.from_dict({**saved.summary, "per_query": saved.per_query})
+
+
+def filled_note(summary: Mapping[str, Any]) -> str | None:
+    """One line for a saved run whose numbers a machine judge's grades filled (labeler_app.judges.save_judged):
+    the judge, its human-only twin (the run it was scored from, with two of its numbers) and judged@10
+    split into people's share and the judge's; None for a run of people's grades alone."""
+    machine = (summary.get("settings") or {}).get("machine")
+    if not machine:
+        return None
+    human = machine.get("human_only") or {}
+    twin = ", ".join(f"{m} {human[m]:.4f}" for m in ("ndcg@10", "recall@10") if isinstance(human.get(m), (int, float)))
+    split = (machine.get("judged") or {}).get("10") or {}
+    return (f"holes filled by judge {(machine.get('calibration') or {}).get('judge')}; human-only twin: run "
+            f"#{machine.get('run')}" + (f" ({twin})" if twin else "")
+            + (f"; judged@10 {split['human']:.2f} by people + {split['machine']:.2f} by the judge" if split else ""))

@@ -22,6 +22,14 @@ from labeler.metrics.rankings import Run, trec_ranked
 _FIELD_SEPARATOR = re.compile(r"[ \t]+")
 RUN_FORMAT_HINT = "each line must be `query_id Q0 doc_id rank score tag`, separated by spaces or tabs."
 
+_OTHER_SHAPES = {  # a file whose every line has this many fields: what it is, and the fix
+    3: ("a TREC run has 6 (query_id Q0 doc_id rank score tag)",
+        "write each line as `query_id Q0 doc_id rank score tag` (rank is not read: the score orders), "
+        "e.g. awk '{print $1, \"Q0\", $2, NR, $3, \"run\"}'."),
+    4: ("this is TREC qrels (query_id 0 doc_id grade), not a run",
+        "give the run file (query_id Q0 doc_id rank score tag); a qrels file holds grades, not a ranking."),
+}
+
 
 def _problem(fields: list[str]) -> tuple[str, str] | None:
     """(reason, hint) when a line's fields are not a run line, else None."""
@@ -54,6 +62,7 @@ def parse_run(text: str, *, source: str | None = None,
     run: dict[str, dict[str, float]] = {}
     first_seen: dict[tuple[str, str], int] = {}
     problems: list[tuple[int, str, str]] = [(n, "not UTF-8 text", "save the run file as UTF-8.") for n in undecodable]
+    widths: set[int] = set()  # field counts of the lines: one count of the wrong shape is another format
     # Fields are separated by spaces and tabs only, as trec_eval splits them: other whitespace
     # (U+00A0, U+2028, a form feed) stays inside its field, where the id policy refuses it.
     for number, line in enumerate(text.split("\n"), start=1):
@@ -61,6 +70,7 @@ def parse_run(text: str, *, source: str | None = None,
         fields = _FIELD_SEPARATOR.split(line) if line else []
         if not fields or fields[0].startswith("#"):
             continue
+        widths.add(len(fields))
         problem = _problem(fields)
         if problem is not None:
             problems.append((number, *problem))
@@ -75,6 +85,9 @@ def parse_run(text: str, *, source: str | None = None,
             continue
         first_seen[query_id, doc_id] = number
         ranking[doc_id] = float(fields[4])
+    if not run and not undecodable and len(widths) == 1 and (shape := _OTHER_SHAPES.get(next(iter(widths)))):
+        raise RunFileError(f"every line has {next(iter(widths))} fields: {shape[0]}", path=source,
+                           line=problems[0][0], hint=shape[1])
     if problems:
         problems.sort()
         hints = " ".join(dict.fromkeys(hint for _, _, hint in problems))

@@ -38,6 +38,8 @@ if a_id == b_id:
 result = guard(_compare, s.cache_key, a_id, b_id, tuple(metrics))
 if result.corpus_note:
     st.warning(result.corpus_note)
+if result.machine_note:
+    st.info(inert(result.machine_note))
 st.caption(f"{result.n_paired} questions scored in both runs are paired; B - A > 0 means B is better.")
 if not result.same_golden:
     st.warning("These runs were scored against different versions of the golden set; only the questions both "

@@ -29,6 +29,45 @@ def _judgments(path: Path):
     return judgments.judge or path.name, judgments
 
 
+def _golden(path: Path) -> tuple[dict[tuple[str, str], int], set[str]]:
+    """People's grades of a golden file (its consensus `relevance`) and its query ids. A TREC qrels file
+    given as GOLDEN is named as such in one line; an off-scale grade says calibration needs 0-3."""
+    from labeler.errors import GoldenFormatError
+    from labeler.golden import read_golden
+    from labeler.golden.validation import HINT_SCALE
+
+    if path.is_file() and path.suffix.lower() != ".gz":
+        with open(path, encoding="utf-8", errors="replace") as f:
+            first = next(((n, line) for n, line in enumerate(f, start=1) if line.strip()), None)
+        if first is not None and not first[1].lstrip(" \t\ufeff").startswith("{"):
+            raise InputError("GOLDEN is not a golden JSONL file: the line is not a JSON object (TREC qrels?)",
+                             path=path, line=first[0],
+                             hint="GOLDEN is people's grades: a golden JSONL file (labeler export OUT), a BEIR "
+                                  "folder (queries.jsonl + qrels/test.tsv) or a collection name; a judge's qrels go "
+                                  "after --judge.")
+    try:
+        gold = read_golden(path)
+    except GoldenFormatError as exc:
+        if exc.hint == HINT_SCALE:
+            exc.hint = "calibration compares grades on the 0-3 scale: map GOLDEN's grades to 0-3 first."
+        raise
+    return {(q.query_id, doc): grade for q in gold for doc, grade in q.relevance.items()}, {q.query_id for q in gold}
+
+
+def _no_overlap(golden: Path, judge: Path, human, machine) -> InputError:
+    """No pair graded by both: say whether the ids of the questions or of the documents differ, with examples."""
+    shared = {q for q, _ in human} & {q for q, _ in machine}
+    if shared:
+        q = min(shared)
+        what = (f"they share {len(shared)} question{'s' * (len(shared) != 1)} but no document (on {q!r} the "
+                f"judge's doc ids are e.g. {min(d for p, d in machine if p == q)!r}, GOLDEN's "
+                f"{min(d for p, d in human if p == q)!r})")
+    else:
+        what = f"no question either (the judge's query ids are e.g. {min(machine)[0]!r}, GOLDEN's {min(human)[0]!r})"
+    return InputError(f"no (question, document) pair has both a grade in {golden} and one in {judge}: {what}",
+                      hint="check that the judge's query and doc ids are the golden set's.")
+
+
 def _shown(value) -> str:
     return "n/a" if value is None else f"{value:.3f}" if isinstance(value, float) else str(value)
 
@@ -52,7 +91,6 @@ def calibrate_command(golden: Path, judge_path: Path, run_files: tuple[Path, ...
     """Agreement of a judge's grades with GOLDEN's consensus grades (a golden JSONL file), on every
     (question, document) pair both graded: kappa, weighted and binarized kappa, alpha, the confusion
     matrix, bias, and with --runs the system-ranking agreement (Kendall tau, tau_AP)."""
-    from labeler.golden import read_golden
     from labeler.judges.calibration import calibrate
     from labeler.runfile import read_run
 
@@ -60,10 +98,9 @@ def calibrate_command(golden: Path, judge_path: Path, run_files: tuple[Path, ...
 
     stored = stored_pairs(golden, judge_path, db_url)
     if stored is None:
-        gold = read_golden(golden)
-        human = {(q.query_id, doc): grade for q in gold for doc, grade in q.relevance.items()}
+        human, questions = _golden(golden)
     else:
-        human = stored.human
+        human, questions = stored.human, {q for q, _ in stored.human}
     if stored is not None and stored.machine is not None:
         name, machine, n_failed = stored.judge, stored.machine, 0
     else:
@@ -74,17 +111,28 @@ def calibrate_command(golden: Path, judge_path: Path, run_files: tuple[Path, ...
         raise ConfigError("Kendall tau needs at least two runs", hint="give two or more run files after --runs.")
     names = [p.name for p in paths]
     runs = {(str(p) if names.count(p.name) > 1 else p.name): read_run(p) for p in paths}
-    if not set(human) & set(machine):
-        raise InputError(f"no (question, document) pair has both a grade in {golden} and one in {judge_path}",
-                         hint="check that the judge's query and doc ids are the golden set's.")
+    if not human or not machine or not set(human) & set(machine):
+        raise _no_overlap(golden, judge_path, human, machine) if human and machine else InputError(
+            f"{golden if not human else judge_path} holds no grade",
+            hint="calibration needs people's grades and the judge's.")
+    elsewhere = sorted({q for q, _ in machine} - questions)
+    if elsewhere:  # a partial id mismatch would otherwise only shrink the pairs, unsaid
+        n = sum(q not in questions for q, _ in machine)
+        click.echo(f"Warning: {n} of the judge's {len(machine)} grades are of {len(elsewhere)} "
+                   f"question{'s' * (len(elsewhere) != 1)} GOLDEN lacks "
+                   f"(e.g. {elsewhere[0]!r}): they count nowhere. Hint: check that the judge's query ids are "
+                   "GOLDEN's.", err=True)
+    holes = sum(k[0] in questions and k not in human for k in machine)
     result = calibrate(human, machine, runs or None, bootstrap=bootstrap, seed=seed)
     edits = stored.post_edit if stored is not None and stored.machine is not None else None
-    if as_json:  # post_edit: what annotators did with a saved judge's suggestions (null for a file judge)
-        click.echo(json.dumps({**result.to_dict(), "post_edit": edits}, ensure_ascii=False))
+    verdict = stored.gate if stored is not None and stored.machine is not None else None
+    if as_json:  # post_edit, gate: what annotators did with a saved judge's suggestions, the team's bars on it
+        click.echo(json.dumps({**result.to_dict(), "post_edit": edits, "gate": verdict}, ensure_ascii=False))
         return
     click.echo(f"judge {name} against {golden}: {result.pairs} pairs graded by both, over {result.questions} "
                f"questions ({len(human) - result.pairs} human pairs the judge did not grade, "
-               f"{n_failed} the judge failed on)")
+               f"{n_failed} the judge failed on; {holes} of its grades of pairs no person graded: holes, used "
+               "only by the *_filled taus)")
     for stat in _STATS:
         value = result.value(stat)
         if stat.startswith(("kendall", "tau")) and not runs:
@@ -103,6 +151,8 @@ def calibrate_command(golden: Path, judge_path: Path, run_files: tuple[Path, ...
                    f"{edits['kept']}, changed up {edits['changed_up']}, down {edits['changed_down']}, kappa "
                    f"{_shown(edits['kappa_post_edit'])}); blind {edits['blind']} (agreed {edits['agreed']}, revised "
                    f"after seeing {edits['revised']}, kappa {_shown(edits['kappa_blind'])})")
+    if verdict is not None:  # as the Judges page decides it: the collection's saved runs for tau, not --runs
+        click.echo(f"gate (the team's bars, with the collection's saved runs): {verdict['line']}")
     for run, scores in result.run_scores.items():
         click.echo(f"  {run}: nDCG@10 {scores['human']:.4f} (human) vs {scores['judge']:.4f} (judge) on the pairs; "
                    f"{scores['human_all']:.4f} (all human) vs {scores['filled']:.4f} (holes filled)")

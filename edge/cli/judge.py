@@ -45,6 +45,7 @@ class StoredPairs:
     judge: str | None = None
     machine: dict[tuple[str, str], int] | None = None
     post_edit: dict | None = None  # what annotators did with its suggestions there (labeler.judges.post_edit)
+    gate: dict | None = None  # the team's bars held against its calibration there (labeler_app.judges.gate)
 
 
 def stored_pairs(golden: Path, judge: Path, db_url: str | None) -> StoredPairs | None:
@@ -53,7 +54,8 @@ def stored_pairs(golden: Path, judge: Path, db_url: str | None) -> StoredPairs |
     `relevance`), and a judge that is not a file is a saved judge whose current (non-stale) grades there
     are read, its name and prompt as `labeler judge` recorded them."""
     from labeler.judges.post_edit import PostEdit
-    from labeler_app.judge_runs import human_pairs, machine_pairs
+    from labeler_app.judge_runs import collection_calibration, human_pairs, machine_pairs
+    from labeler_app.judges import gate, judge_bars
     from labeler_app.suggestions import post_edit
     from labeler_storage import CollectionStore, normalize_db_url, open_store
 
@@ -73,9 +75,11 @@ def stored_pairs(golden: Path, judge: Path, db_url: str | None) -> StoredPairs |
             return StoredPairs(human)
         spec = judge_spec(opened, str(judge))
         edits = post_edit(store, spec.name).get(spec.name, PostEdit(spec.name))
+        verdict = gate(collection_calibration(store, spec, bootstrap=0), judge_bars(opened))
         return StoredPairs(human, spec.name,
                            machine_pairs(store.machine.grades(judge=spec.name, prompt_hash=spec.prompt_hash)),
-                           edits.to_dict())
+                           edits.to_dict(), {"passes": verdict.passes, "reasons": list(verdict.reasons),
+                                             "checks": list(verdict.checks), "line": verdict.line})
 
 
 def run_id_of(value: str) -> int:

@@ -2,9 +2,11 @@
 
 TREC qrels: `query_id 0 doc_id grade` per line (spaces or tabs; blank lines skipped).
 JSONL: one object per line, `{"query_id", "doc_id", "grade", "judge", "model", "rationale",
-"raw"}`, or a golden-set line (`{"query_id", "relevance": {doc_id: grade}}`: every grade in it); UMBRELA's names are read too (`qid`, `docid`, `judgment`, `reasoning`,
-`prediction`). UMBRELA's own output carries no ids (only query and passage text): add `qid` and
-`docid` to each record, as its batch input has them. A line with `"result_status": 0` is
+"raw"}`, or a golden-set line (`{"query_id", "relevance": {doc_id: grade}}`: every grade in it);
+UMBRELA's names are read too (`qid`, `docid`, `judgment`, `reasoning`, `prediction`). A file of
+`labeler export --with-machine` gives its lines' `machine_grades`, never their `relevance` (people's
+grades). UMBRELA's own output carries no ids (only query and passage text): add `qid` and `docid`
+to each record, as its batch input has them. A line with `"result_status": 0` is
 UMBRELA saying it found no grade and fell back to 0: it is that pair's failure, never a 0.
 
 Every bad line is reported (a grade outside 0-3, a missing field, a pair listed twice, bad
@@ -27,6 +29,14 @@ from labeler.progress import Progress
 _FIELDS = re.compile(r"[ \t]+")
 FORMAT_HINT = ("a judge file is TREC qrels (`query_id 0 doc_id grade`, grade 0-3) or JSONL "
                '({"query_id": ..., "doc_id": ..., "grade": 0-3, "judge": ...}).')
+_OTHER_SHAPES = {  # a qrels file whose every line has this many fields: what it is, and the fix
+    3: ("TREC qrels have 4 (query_id 0 doc_id grade)",
+        "insert the iteration column 0 as the second field of each line, e.g. awk '{print $1, 0, $2, $3}'."),
+    6: ("this is a TREC run (query_id Q0 doc_id rank score tag), not a judge's grades",
+        "give the judge's grades as TREC qrels (query_id 0 doc_id grade, grade 0-3) or JSONL; "
+        "a run goes after --runs."),
+}
+EXPORTED_MACHINE = "machine_grades"  # a golden line's machine grades (`labeler export --with-machine`)
 _ALIASES = {"query_id": ("query_id", "qid"), "doc_id": ("doc_id", "docid"), "grade": ("grade", "judgment"),
             "rationale": ("rationale", "reasoning"), "raw": ("raw", "prediction")}
 
@@ -82,6 +92,8 @@ def _json_line(obj) -> dict | str:
     for what in ("query_id", "doc_id"):
         if out[what] is None:
             return f"{what} is missing"
+        if isinstance(out[what], int) and not isinstance(out[what], bool):
+            out[what] = str(out[what])  # TREC's numeric ids written as JSON numbers elsewhere: the qrels' text
         if why := id_problem(out[what], what.replace("_", " ")):
             return why
     out["failed"] = obj.get("result_status") == 0
@@ -99,7 +111,14 @@ def _json_line(obj) -> dict | str:
 
 
 def _json_lines(obj) -> dict | list[dict] | str:
-    """One record, or a golden-style line's records (`{"query_id", "relevance": {doc_id: grade}}`)."""
+    """One record, or a golden-style line's records (`{"query_id", "relevance": {doc_id: grade}}`); a line of
+    `labeler export --with-machine` gives its machine grades, never its `relevance`: that is people's."""
+    if isinstance(obj, dict) and EXPORTED_MACHINE in obj:
+        entries = obj[EXPORTED_MACHINE]
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            return f"{EXPORTED_MACHINE} must be a list of objects"
+        records = [_json_line({**e, "query_id": obj.get("query_id")}) for e in entries]
+        return _tagged(records, "exported")
     if not isinstance(obj, dict) or "relevance" not in obj:
         return _json_line(obj)
     relevance = obj["relevance"]
@@ -109,7 +128,13 @@ def _json_lines(obj) -> dict | list[dict] | str:
                                                       "annotators", "notes", "created_at", "updated_at",
                                                       "corpus_fingerprint")}
     records = [_json_line({**rest, "doc_id": doc_id, "grade": grade}) for doc_id, grade in relevance.items()]
-    return next((r for r in records if isinstance(r, str)), records)
+    return _tagged(records, "people")
+
+
+def _tagged(records: list[dict | str], tag: str) -> list[dict] | str:
+    """The first bad record's reason, or the records marked with where they came from."""
+    bad = next((r for r in records if isinstance(r, str)), None)
+    return bad if bad is not None else [{**r, tag: True} for r in records]
 
 
 def parse_judgments(lines: Iterable[tuple[int, object]], *, source: str | None = None,
@@ -119,6 +144,7 @@ def parse_judgments(lines: Iterable[tuple[int, object]], *, source: str | None =
     problems: list[LineProblem] = []
     rows: list[tuple[int, dict]] = []
     kind = None
+    widths: set[int] = set()  # field counts of the qrels lines: one count the wrong shape is another format
     for number, text in lines:
         if isinstance(text, BadLine):
             problems.append(LineProblem(number, text.reason))
@@ -127,6 +153,7 @@ def parse_judgments(lines: Iterable[tuple[int, object]], *, source: str | None =
             continue
         kind = kind or ("jsonl" if text.lstrip().startswith("{") else "qrels")
         if kind == "qrels":
+            widths.add(len(_FIELDS.split(text.strip(" \t\r"))))
             got = _qrels_line(text.strip(" \t\r"))
             row = got if isinstance(got, str) else {"query_id": got[0], "doc_id": got[1], "grade": got[2],
                                                      "failed": False}
@@ -137,6 +164,11 @@ def parse_judgments(lines: Iterable[tuple[int, object]], *, source: str | None =
             problems.append(LineProblem(number, row))
         else:
             rows.extend((number, r) for r in (row if isinstance(row, list) else [row]))
+    if any(r.get("exported") for _, r in rows):  # an export --with-machine: its `relevance` is people's
+        rows = [(n, r) for n, r in rows if not r.get("people")]
+    if not rows and len(widths) == 1 and (shape := _OTHER_SHAPES.get(next(iter(widths)))):
+        raise InputError(f"every line has {next(iter(widths))} fields: {shape[0]}", path=source,
+                         line=problems[0].line, hint=shape[1])
     names = sorted({r["judge"] for _, r in rows if r.get("judge")})
     if judge is not None:
         rows = [(n, r) for n, r in rows if r.get("judge") in (None, judge)]

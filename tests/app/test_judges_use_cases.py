@@ -189,3 +189,24 @@ def test_a_judged_evaluation_saves_as_a_run_that_records_its_judge_and_calibrati
     assert machine["calibration"]["confusion"] == [list(r) for r in judged.calibration.calibration.confusion]
     assert machine["gate"] == {"passes": True, "reasons": []} and machine["filled_pairs"] == N_QUESTIONS * N_HOLES
     assert [r.run_id for r in store.runs.list()] == [saved.run_id, run_id]
+    assert machine["human_only"] == {m: v for m, v in judged.human.metrics.items() if not m.startswith("judged@")}
+
+
+def test_a_saved_filled_run_names_its_human_only_twin_wherever_it_is_listed(store):
+    from labeler_app import compare, evaluate
+
+    run_id = _collection(store, {"good": _agrees})
+    judged = J.evaluate_with_judge(store, ANNOTATOR, run_id, "good", bootstrap=50)
+    saved = J.save_judged(store, ANNOTATOR, judged)
+    rows = {r["run"]: r for r in evaluate.history_rows(store.runs.list())}
+    assert rows[run_id]["machine grades"] is None  # people's grades alone
+    human, split = judged.human.metrics, judged.judged[10]
+    assert rows[saved.run_id]["machine grades"] == (
+        f"holes filled by judge good; human-only twin: run #{run_id} (ndcg@10 {human['ndcg@10']:.4f}, recall@10 "
+        f"{human['recall@10']:.4f}); judged@10 {split['human']:.2f} by people + {split['machine']:.2f} by the judge")
+    assert rows[saved.run_id]["ndcg@10"] == judged.filled.metrics["ndcg@10"] != human["ndcg@10"]
+    data = judged.human.to_dict()  # the human-only numbers as a run of their own, to compare with
+    per_query = data.pop("per_query")
+    plain = store.runs.save({"model": "m"}, summary=data, per_query=per_query, golden_hash="g").run_id
+    note = compare.compare_runs(store, plain, saved.run_id, ["ndcg@10"]).machine_note
+    assert note.startswith(f"B: holes filled by judge good; human-only twin: run #{run_id}") and "A:" not in note

@@ -209,12 +209,47 @@ def test_cli_calibrate_a_collection_against_a_judge_saved_by_name(labelled, tmp_
     pairs = sorted(human)
     assert got["pairs"] == len(pairs) == len(machine)
     assert got["kappa"] == pytest.approx(cohen_kappa_score([human[p] for p in pairs], [machine[p] for p in pairs]))
+    # the team's bars held against it, as the Judges page does: word overlap on the demo set is refused
+    assert got["gate"]["passes"] is False and got["gate"]["reasons"], got["gate"]
+    text = CliRunner().invoke(cli, ["calibrate", "default", "--judge", "saved-rule", "--db", str(db), "--bootstrap", "0"])
+    assert "gate (the team's bars, with the collection's saved runs): below the team's bars" in text.output
     # a file judge against the collection's people reads the same as ever; an unknown collection is one line
     qrels = tmp_path / "judge.qrels"
     qrels.write_text("".join(f"{q} 0 {d} {g}\n" for (q, d), g in machine.items()))
     by_file = CliRunner().invoke(cli, ["calibrate", "default", "--judge", str(qrels), "--db", str(db), "--json",
                                        "--bootstrap", "0"])
-    assert json.loads(by_file.output)["kappa"] == got["kappa"]
+    assert json.loads(by_file.output)["kappa"] == got["kappa"] and json.loads(by_file.output)["gate"] is None
     missing = CliRunner().invoke(cli, ["calibrate", "nowhere", "--judge", "saved-rule", "--db", str(db)])
     assert missing.exit_code == 2 and "neither a golden file nor a collection" in missing.output
     assert "Hint:" in missing.output and len(missing.output.strip().splitlines()) == 1
+
+
+def test_cli_judge_grades_again_for_a_new_prompt_or_an_edited_document_and_never_for_the_same(labelled, tmp_path):
+    """"Each pair judged once per judge/prompt/content": the key is all three, not the pair alone."""
+    import json
+
+    db, run, corpus = labelled
+    total = 4 * N_HOLES
+    with rule_server() as server:
+        first = _judge(db, "--judge", str(_declaration(tmp_path, server)), "--holes-from", str(run))
+        assert f"judge rule: {total} pairs graded, 0 already graded" in first.output
+        other = _declaration(tmp_path, server, name="reworded", prompt='"Q: {question} D: {title} {text}"')
+        other.write_text('name = "rule"\n' + other.read_text())  # the same judge, a new prompt
+        reworded = _judge(db, "--judge", str(other), "--holes-from", str(run))
+        assert f"judge rule: {total} pairs graded, 0 already graded" in reworded.output, reworded.output
+        with open_store(db) as s:
+            grades = s.machine.grades(judge="rule")
+            hole = grades[0].doc_id
+        assert len(grades) == 2 * total and len({g.prompt_hash for g in grades}) == 2
+        n = sum(g.doc_id == hole for g in grades) // 2  # the questions where that document is a hole
+        edited = tmp_path / "corpus.jsonl"  # the corpus with one judged hole's text changed
+        lines = [json.loads(line) for line in (SAMPLE / "corpus.jsonl").read_text().splitlines() if line.strip()]
+        for doc in lines:
+            if doc["_id"] == hole:
+                doc["text"] += " Edited since."
+        edited.write_text("".join(json.dumps(doc) + "\n" for doc in lines))
+        again = _judge(db, "--judge", str(other), "--holes-from", str(run), "--corpus", str(edited))
+        assert f"judge rule: {n} pairs graded, {total - n} already graded" in again.output, again.output
+        same = _judge(db, "--judge", str(other), "--holes-from", str(run), "--corpus", str(edited))
+        assert f"judge rule: 0 pairs graded, {total} already graded" in same.output, same.output
+        assert len(server.requests) == 2 * total + n

@@ -4,6 +4,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import krippendorff
 import numpy as np
 import pytest
 from scipy.stats import kendalltau
@@ -65,6 +66,8 @@ def test_calibrate_label_statistics_equal_sklearn_and_oracle(seed):
         assert got.kappa_binary[t] == pytest.approx(
             cohen_kappa_score([x >= t for x in a], [y >= t for y in b]), abs=1e-12)
     assert got.alpha == pytest.approx(alpha_oracle(a, b), abs=1e-12)
+    assert got.alpha == pytest.approx(krippendorff.alpha(reliability_data=[a, b], level_of_measurement="ordinal",
+                                                         value_domain=[0, 1, 2, 3]), abs=1e-9)
     assert got.bias == pytest.approx(np.mean(np.array(b) - np.array(a)))
     confusion = np.zeros((4, 4), int)
     for x, y in zip(a, b):

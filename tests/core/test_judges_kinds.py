@@ -27,6 +27,17 @@ def test_read_judgments_trec_qrels_and_jsonl_agree():
     assert jsonl.judge == "j" and jsonl.model == "gpt-4o"
 
 
+def test_read_judgments_takes_numeric_json_ids_as_the_qrels_text_would_have_them():
+    # TREC DL's ids are numbers, and a tool judging elsewhere may write them as JSON numbers
+    got = read_judgments(lines({"qid": 19335, "docid": 7, "judgment": 2},
+                               {"qid": "19335", "docid": "8", "judgment": 0}))
+    qrels = read_judgments("19335 0 7 2\n19335 0 8 0\n")
+    assert got.grades() == qrels.grades() == {("19335", "7"): 2, ("19335", "8"): 0}
+    for bad in (1.5, True):
+        with pytest.raises(JudgmentsFormatError, match="must be a string"):
+            read_judgments(lines({"qid": bad, "docid": "7", "judgment": 2}))
+
+
 def test_read_judgments_umbrela_fallback_is_a_failure_not_a_zero():
     got = read_judgments(lines({"qid": "q1", "docid": "d1", "judgment": 3, "result_status": 1, "prediction": "##final score: 3"},
                                {"qid": "q1", "docid": "d2", "judgment": 0, "result_status": 0, "prediction": "unsure"}))

@@ -58,8 +58,48 @@ def test_judges_page_declares_tests_saves_grades_and_shows_the_confusion_matrix(
         assert not at.exception, at.exception
         assert any(m.startswith("passes the team's bars") for m in texts(at.success)), texts(at.warning)
         assert _frame(at, "human + machine")["human + machine"].notna().all()
+        split = _frame(at, "judged@k by the judge")  # judged@k split: people's share and the judge's
+        assert list(split["k"]) == [1, 3, 5, 10] and split["judged@k by the judge"].sum() > 0
         at.button(key="judged-save").click().run()
         assert any(f"Saved as run #{run_id + 1}" in m for m in texts(at.success)), texts(at.error)
         assert open_store().runs.load(run_id + 1).summary["settings"]["machine"]["calibration"]["judge"] == "rule"
     assert sorted((j.query_id, j.doc_id, j.grade, j.annotator) for j in open_store().judgments.list()) == people
     assert at.selectbox(key="judge_run").value == run_id
+
+
+def _page_text(at) -> str:
+    """Everything the page sent to the browser: every element's message, widgets' values and tables included."""
+    out = []
+
+    def walk(node) -> None:
+        if getattr(node, "proto", None) is not None:
+            out.append(str(node.proto))
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at._tree)
+    return "\n".join(out)
+
+
+def test_judges_page_never_shows_a_judge_s_key(app_home, monkeypatch):
+    token = "sk-audit-page-Key-5150"
+    monkeypatch.setenv("JUDGE_KEY", token)
+    monkeypatch.setenv("LABELER_SYSTEM_ENV", "JUDGE_KEY")
+    demo_with_run()
+    with rule_server() as server:
+        server.token = token
+        at = open_app(PAGE)
+        at.text_area(key=NEW).input(f'name = "keyed"\nkind = "openai"\nmodel = "rule-1"\nurl = "{server.url}"\n'
+                                    'retries = 0\n[headers]\nAuthorization = "Bearer ${JUDGE_KEY}"\n').run()
+        server.script = ["echo_auth"]
+        at.button(key="judge-test").click().run()
+        assert not at.exception, at.exception
+        assert any("No grade" in m and "***" in m for m in texts(at.error)), texts(at.error)
+        at.button(key="judge-test").click().run()  # the key accepted: a grade
+        assert any(m.startswith("Grade ") for m in texts(at.success)), texts(at.error)
+        at.button(key="judge-save").click().run()
+        at.button(key="judge-judged").click().run()
+        assert not at.exception, at.exception
+        assert any("pairs graded" in m for m in texts(at.success)), texts(at.error)
+        assert all(r["headers"]["Authorization"] == f"Bearer {token}" for r in server.requests)
+        assert "${JUDGE_KEY}" in _page_text(at) and token not in _page_text(at)
