@@ -20,6 +20,7 @@ import numpy as np
 from labeler.candidates import Candidate
 from labeler.corpus import Corpus
 from labeler.judging import ActiveOrder, QuestionFeatures, RemainingEstimate, StoppingRule, estimate_remaining
+from labeler.judging.gain_curve import CONFIRMATIONS, CurveEstimate, confirmed, curve_checks
 from labeler.judging.stopping import draw_sample
 from labeler_app.label import RETRIEVER_NAMES, CandidateView, candidate_views
 from labeler_storage.records import QuestionStatus
@@ -181,6 +182,15 @@ class Stopping:
     estimate: RemainingEstimate | None = None
     found_since: int = 0  # relevant documents found after the knee outside the sample
     rule: StoppingRule = RULE
+    curve: CurveEstimate | None = None  # the gain curve's bound at its last check (labeler.judging.gain_curve)
+    curve_checks: tuple[bool, ...] = ()  # each check's "<= 1 left", in order
+    found_after_check: bool = False  # a relevant grade since the curve's last check: its claim waits for new checks
+
+    @property
+    def curve_claim(self) -> bool:
+        """The gain curve says at most one relevant document left (95%): its last checks in a row said so
+        and nothing relevant was found since."""
+        return confirmed(self.curve_checks) and not self.found_after_check
 
     @property
     def left_upper(self) -> int | None:
@@ -192,9 +202,29 @@ class Stopping:
         return None if self.estimate is None else max(self.estimate.estimate - self.found_since, 0.0)
 
     @property
-    def likely_complete(self) -> bool:
-        """At most one relevant document left, at 95%."""
+    def sample_claim(self) -> bool:
+        """The random sample's bound says at most one relevant document left (95%)."""
         return self.left_upper is not None and self.left_upper <= 1
+
+    @property
+    def likely_complete(self) -> bool:
+        """At most one relevant document left, at 95%: by the sample's bound or the gain curve's claim."""
+        return self.sample_claim or self.curve_claim
+
+    def _curve_line(self) -> str:
+        """The gain curve's bound beside the sample's, while it does not claim "<= 1 left"."""
+        if self.curve is None:
+            return ""
+        line = f" The gain curve of your judging order: ≤ {self.curve.upper} left ({self.rule.confidence:.0%})"
+        streak = 0  # the last checks in a row that said "<= 1 left"
+        for said in reversed(() if self.found_after_check else self.curve_checks):
+            if not said:
+                break
+            streak += 1
+        if streak:
+            line += (f" at {streak} of the {CONFIRMATIONS} checks in a row it needs before it says so "
+                     f"(one each {self.rule.patience} judgments without a relevant document)")
+        return line + "."
 
     @property
     def note(self) -> str:
@@ -203,11 +233,16 @@ class Stopping:
         if self.estimate is not None:
             n = self.left_upper
             docs = f"relevant document{'s' if n != 1 else ''}"
-            if self.likely_complete:
+            sample = f"a random sample of {self.estimate.sample_size} of the {self.estimate.unjudged} you had not judged"
+            if self.sample_claim:
                 return f"**Likely complete**: ≤ {n} {docs} left ({conf}), from a random sample of {self.estimate.sample_size}."
+            if self.curve_claim:
+                m = self.curve.upper
+                return (f"**Likely complete**: ≤ {m} relevant document{'s' if m != 1 else ''} left ({conf}), by the gain "
+                        f"curve of your judging order (three checks in a row, {self.rule.patience} judgments apart, "
+                        f"found nothing relevant); {sample} bounds them at ≤ {n} ({conf}).")
             return (f"**Not complete yet**: about {self.left_estimate:.1f} relevant documents left unjudged, "
-                    f"≤ {n} ({conf}), from a random sample of {self.estimate.sample_size} of the "
-                    f"{self.estimate.unjudged} you had not judged.")
+                    f"≤ {n} ({conf}), from {sample}.{self._curve_line()}")
         if self.knee_at is not None:
             if not self.sample:
                 return "**Complete**: you have judged every document of the corpus for this question."
@@ -241,9 +276,13 @@ def stopping(status: QuestionStatus, annotator: str, doc_ids: Sequence[str], rul
         return Stopping(len(flags), streak, knee_at, sample, len(grades), rule=rule)
     in_sample = set(sample)
     found_since = sum(g >= MIN_GRADE for d, g in sequence[knee_at:] if d not in in_sample)
-    return Stopping(len(flags), streak, knee_at, sample, len(grades),
-                    estimate_remaining(len(unjudged), grades, min_grade=MIN_GRADE, confidence=rule.confidence),
-                    found_since, rule)
+    estimate = estimate_remaining(len(unjudged), grades, min_grade=MIN_GRADE, confidence=rule.confidence)
+    # The gain curve reads the grades in the order given, the sample's left out, from the sample judged on.
+    marks = [d in in_sample for d, _ in sequence]
+    start = max(i for i, m in enumerate(marks) if m) + 1
+    checks = curve_checks(flags, marks, start, len(doc_ids), rule, sample_relevant=estimate.sample_relevant)
+    return Stopping(len(flags), streak, knee_at, sample, len(grades), estimate, found_since, rule,
+                    checks[-1][1], tuple(e.done for _, e in checks), any(flags[checks[-1][0]:]))
 
 
 # --------------------------------------------------------------------------- over a golden set
