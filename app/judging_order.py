@@ -11,6 +11,7 @@ focus moves to the next slot, which then holds the model's new first choice.
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -20,7 +21,7 @@ import numpy as np
 from labeler.candidates import Candidate
 from labeler.corpus import Corpus
 from labeler.judging import ActiveOrder, QuestionFeatures, RemainingEstimate, StoppingRule, estimate_remaining
-from labeler.judging.gain_curve import CONFIRMATIONS, CurveEstimate, confirmed, curve_checks
+from labeler.judging.gain_curve import CONFIRMATIONS, CurveEstimate, check_points, confirmed, curve_checks
 from labeler.judging.stopping import draw_sample
 from labeler_app.label import RETRIEVER_NAMES, CandidateView, candidate_views
 from labeler_storage.records import QuestionStatus
@@ -182,15 +183,49 @@ class Stopping:
     estimate: RemainingEstimate | None = None
     found_since: int = 0  # relevant documents found after the knee outside the sample
     rule: StoppingRule = RULE
-    curve: CurveEstimate | None = None  # the gain curve's bound at its last check (labeler.judging.gain_curve)
-    curve_checks: tuple[bool, ...] = ()  # each check's "<= 1 left", in order
-    found_after_check: bool = False  # a relevant grade since the curve's last check: its claim waits for new checks
+    # What the gain curve reads (labeler.judging.gain_curve), from the sample judged on: the grades in the order
+    # given (relevant or not), which of them are the sample's, and the corpus's size. Its estimates are made
+    # when first asked for, and only where a claim is possible, so a golden set's "likely complete" stays cheap.
+    flags: tuple[bool, ...] = ()
+    in_sample: tuple[bool, ...] = ()
+    curve_start: int = 0
+    corpus_size: int = 0
+
+    @functools.cached_property
+    def _points(self) -> list[int]:
+        if self.estimate is None or not self.curve_start:  # no sample judged: no curve
+            return []
+        return check_points(self.flags, self.curve_start, self.rule)
+
+    @functools.cached_property
+    def _checks(self) -> list[tuple[int, CurveEstimate]]:
+        if not self._points:
+            return []
+        return curve_checks(self.flags, self.in_sample, self.curve_start, self.corpus_size, self.rule,
+                            sample_relevant=self.estimate.sample_relevant)
+
+    @property
+    def curve(self) -> CurveEstimate | None:
+        """The gain curve's bound at its last check."""
+        return self._checks[-1][1] if self._checks else None
+
+    @property
+    def curve_checks(self) -> tuple[bool, ...]:
+        """Each of the curve's last checks' "<= 1 left", in order."""
+        return tuple(e.done for _, e in self._checks)
+
+    @property
+    def found_after_check(self) -> bool:
+        """A relevant grade since the curve's last check: its claim waits for new checks."""
+        return bool(self._points) and any(self.flags[self._points[-1]:])
 
     @property
     def curve_claim(self) -> bool:
         """The gain curve says at most one relevant document left (95%): its last checks in a row said so
         and nothing relevant was found since."""
-        return confirmed(self.curve_checks) and not self.found_after_check
+        if len(self._points) < CONFIRMATIONS or self.found_after_check:
+            return False  # decided without fitting anything
+        return confirmed(self.curve_checks)
 
     @property
     def left_upper(self) -> int | None:
@@ -277,12 +312,10 @@ def stopping(status: QuestionStatus, annotator: str, doc_ids: Sequence[str], rul
     in_sample = set(sample)
     found_since = sum(g >= MIN_GRADE for d, g in sequence[knee_at:] if d not in in_sample)
     estimate = estimate_remaining(len(unjudged), grades, min_grade=MIN_GRADE, confidence=rule.confidence)
-    # The gain curve reads the grades in the order given, the sample's left out, from the sample judged on.
-    marks = [d in in_sample for d, _ in sequence]
-    start = max(i for i, m in enumerate(marks) if m) + 1
-    checks = curve_checks(flags, marks, start, len(doc_ids), rule, sample_relevant=estimate.sample_relevant)
+    marks = tuple(d in in_sample for d, _ in sequence)
+    start = max(i for i, m in enumerate(marks) if m) + 1  # the sample judged: the curve's first check
     return Stopping(len(flags), streak, knee_at, sample, len(grades), estimate, found_since, rule,
-                    checks[-1][1], tuple(e.done for _, e in checks), any(flags[checks[-1][0]:]))
+                    tuple(flags), marks, start, len(doc_ids))
 
 
 # --------------------------------------------------------------------------- over a golden set
