@@ -84,7 +84,30 @@ def variants() -> dict:
         def scores(self, judged, positions=None):
             return super().scores(judged, positions) if not judged else self.fitted_scores(judged, positions)
 
+    class Expanded(ActiveOrder):
+        """A BM25 column for the question expanded by the 10 heaviest tf-idf terms of the documents graded relevant
+        (pseudo-relevance feedback from judged documents only), refreshed at every fit; C = 10."""
+        retriever = None  # set by `bench`
+
+        def scores(self, judged, positions=None):
+            from labeler.judging.features import doc_scores, question_features
+
+            rel = relevant(self, judged)
+            if not rel:
+                return super().scores(judged, positions)
+            f, r = self.features, self.retriever
+            weights = np.asarray(f.text.matrix[rel].sum(axis=0)).ravel()
+            names = f.text.vectorizer.get_feature_names_out()
+            terms = " ".join(names[i] for i in np.argsort(-weights)[:10])
+            bm25 = doc_scores(r.bm25.scores(f"{f.question} {terms}"), r.chunk_doc, len(f.doc_ids))
+            expanded = question_features(f.text, f.question, {**f.scores, "bm25-expanded": bm25}, vectors=f.vectors,
+                                         query_vector=f.query_vector)
+            model = ActiveOrder(expanded, seed=self.seed, regularization=self.regularization,
+                                pseudo_negatives=self.pseudo_negatives, dense_weight=self.dense_weight)
+            return model.fitted_scores(judged, positions)
+
     return {
+        "C10+bm25-expanded": make(Expanded, regularization=10.0),
         "C1": make(regularization=1.0), "C3": make(regularization=3.0), "C10": make(regularization=10.0),
         "C30": make(regularization=30.0),
         "fuse2": make(Fused, regularization=1.0), "C10+fuse2": make(Fused, regularization=10.0),
@@ -118,6 +141,7 @@ def bench(name: str, budget: int, only: list[str] | None) -> None:
     for label, cls in variants().items():
         if only and label not in only:
             continue
+        cls.retriever = col.retriever
         t = time.perf_counter()
         runs = simulate(qids, lambda q, oracle: run_active(cls(col.features(q), seed=q), oracle, budget, seed=q), qrels)
         s = summary({q: r.judged for q, r in runs.items()})
