@@ -11,6 +11,7 @@ focus moves to the next slot, which then holds the model's new first choice.
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -20,6 +21,7 @@ import numpy as np
 from labeler.candidates import Candidate
 from labeler.corpus import Corpus
 from labeler.judging import ActiveOrder, QuestionFeatures, RemainingEstimate, StoppingRule, estimate_remaining
+from labeler.judging.gain_curve import CONFIRMATIONS, CurveEstimate, check_points, confirmed, curve_checks
 from labeler.judging.stopping import draw_sample
 from labeler_app.label import RETRIEVER_NAMES, CandidateView, candidate_views
 from labeler_storage.records import QuestionStatus
@@ -181,6 +183,49 @@ class Stopping:
     estimate: RemainingEstimate | None = None
     found_since: int = 0  # relevant documents found after the knee outside the sample
     rule: StoppingRule = RULE
+    # What the gain curve reads (labeler.judging.gain_curve), from the sample judged on: the grades in the order
+    # given (relevant or not), which of them are the sample's, and the corpus's size. Its estimates are made
+    # when first asked for, and only where a claim is possible, so a golden set's "likely complete" stays cheap.
+    flags: tuple[bool, ...] = ()
+    in_sample: tuple[bool, ...] = ()
+    curve_start: int = 0
+    corpus_size: int = 0
+
+    @functools.cached_property
+    def _points(self) -> list[int]:
+        if self.estimate is None or not self.curve_start:  # no sample judged: no curve
+            return []
+        return check_points(self.flags, self.curve_start, self.rule)
+
+    @functools.cached_property
+    def _checks(self) -> list[tuple[int, CurveEstimate]]:
+        if not self._points:
+            return []
+        return curve_checks(self.flags, self.in_sample, self.curve_start, self.corpus_size, self.rule,
+                            sample_relevant=self.estimate.sample_relevant)
+
+    @property
+    def curve(self) -> CurveEstimate | None:
+        """The gain curve's bound at its last check."""
+        return self._checks[-1][1] if self._checks else None
+
+    @property
+    def curve_checks(self) -> tuple[bool, ...]:
+        """Each of the curve's last checks' "<= 1 left", in order."""
+        return tuple(e.done for _, e in self._checks)
+
+    @property
+    def found_after_check(self) -> bool:
+        """A relevant grade since the curve's last check: its claim waits for new checks."""
+        return bool(self._points) and any(self.flags[self._points[-1]:])
+
+    @property
+    def curve_claim(self) -> bool:
+        """The gain curve says at most one relevant document left (95%): its last checks in a row said so
+        and nothing relevant was found since."""
+        if len(self._points) < CONFIRMATIONS or self.found_after_check:
+            return False  # decided without fitting anything
+        return confirmed(self.curve_checks)
 
     @property
     def left_upper(self) -> int | None:
@@ -192,9 +237,29 @@ class Stopping:
         return None if self.estimate is None else max(self.estimate.estimate - self.found_since, 0.0)
 
     @property
-    def likely_complete(self) -> bool:
-        """At most one relevant document left, at 95%."""
+    def sample_claim(self) -> bool:
+        """The random sample's bound says at most one relevant document left (95%)."""
         return self.left_upper is not None and self.left_upper <= 1
+
+    @property
+    def likely_complete(self) -> bool:
+        """At most one relevant document left, at 95%: by the sample's bound or the gain curve's claim."""
+        return self.sample_claim or self.curve_claim
+
+    def _curve_line(self) -> str:
+        """The gain curve's bound beside the sample's, while it does not claim "<= 1 left"."""
+        if self.curve is None:
+            return ""
+        line = f" The gain curve of your judging order: ≤ {self.curve.upper} left ({self.rule.confidence:.0%})"
+        streak = 0  # the last checks in a row that said "<= 1 left"
+        for said in reversed(() if self.found_after_check else self.curve_checks):
+            if not said:
+                break
+            streak += 1
+        if streak:
+            line += (f" at {streak} of the {CONFIRMATIONS} checks in a row it needs before it says so "
+                     f"(one each {self.rule.patience} judgments without a relevant document)")
+        return line + "."
 
     @property
     def note(self) -> str:
@@ -203,11 +268,16 @@ class Stopping:
         if self.estimate is not None:
             n = self.left_upper
             docs = f"relevant document{'s' if n != 1 else ''}"
-            if self.likely_complete:
+            sample = f"a random sample of {self.estimate.sample_size} of the {self.estimate.unjudged} you had not judged"
+            if self.sample_claim:
                 return f"**Likely complete**: ≤ {n} {docs} left ({conf}), from a random sample of {self.estimate.sample_size}."
+            if self.curve_claim:
+                m = self.curve.upper
+                return (f"**Likely complete**: ≤ {m} relevant document{'s' if m != 1 else ''} left ({conf}), by the gain "
+                        f"curve of your judging order (three checks in a row, {self.rule.patience} judgments apart, "
+                        f"found nothing relevant); {sample} bounds them at ≤ {n} ({conf}).")
             return (f"**Not complete yet**: about {self.left_estimate:.1f} relevant documents left unjudged, "
-                    f"≤ {n} ({conf}), from a random sample of {self.estimate.sample_size} of the "
-                    f"{self.estimate.unjudged} you had not judged.")
+                    f"≤ {n} ({conf}), from {sample}.{self._curve_line()}")
         if self.knee_at is not None:
             if not self.sample:
                 return "**Complete**: you have judged every document of the corpus for this question."
@@ -241,9 +311,11 @@ def stopping(status: QuestionStatus, annotator: str, doc_ids: Sequence[str], rul
         return Stopping(len(flags), streak, knee_at, sample, len(grades), rule=rule)
     in_sample = set(sample)
     found_since = sum(g >= MIN_GRADE for d, g in sequence[knee_at:] if d not in in_sample)
-    return Stopping(len(flags), streak, knee_at, sample, len(grades),
-                    estimate_remaining(len(unjudged), grades, min_grade=MIN_GRADE, confidence=rule.confidence),
-                    found_since, rule)
+    estimate = estimate_remaining(len(unjudged), grades, min_grade=MIN_GRADE, confidence=rule.confidence)
+    marks = tuple(d in in_sample for d, _ in sequence)
+    start = max(i for i, m in enumerate(marks) if m) + 1  # the sample judged: the curve's first check
+    return Stopping(len(flags), streak, knee_at, sample, len(grades), estimate, found_since, rule,
+                    tuple(flags), marks, start, len(doc_ids))
 
 
 # --------------------------------------------------------------------------- over a golden set

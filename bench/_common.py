@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-DATASETS = REPO.parent / "shared" / "datasets"
+DATASETS = Path(os.environ.get("BENCH_DATASETS", REPO.parent / "shared" / "datasets"))  # a worktree's ../shared is not the house's
 sys.path.insert(0, str(REPO))
 import labeler  # noqa: E402,F401 - sets offline mode
 # Benchmarks reuse one cache across runs (SciFact takes minutes to embed cold);

@@ -5,7 +5,8 @@
    script where the browser reruns only the judging fragment: the difference is the order's own cost.
 2. The app layer alone (labeler_app.judging_order: the model's re-fit and re-order of the cards after the
    one just graded, and the stopping estimate), on the sample corpus and on SciFact, BM25 and tf-idf
-   features (SciFact's embedding takes over an hour on this machine): per grade, CPU and wall time.
+   features (SciFact's embedding takes over an hour on this machine): per grade, CPU and wall time; and the
+   stopping note once the gain curve has three checks to read, first and on a rerun.
 
     nice -n 19 .venv/bin/python bench/bench_label_order.py [--clicks 12] [--skip-page] [--skip-scifact]
 """
@@ -80,8 +81,32 @@ def layer_costs(corpus_path: Path, question: str, relevant: set[str], grades: in
         wall.append(time.perf_counter() - w0)
         stop_cpu.append(time.process_time() - c1)
         doc = next(d for d in layout.doc_ids if d not in mine)
-        store.judgments.set(qid, doc, 2 if doc in relevant else 0, annotator="bench")
+        # The first card counts as relevant (as bench_judging_cost does), so every later grade re-fits the model:
+        # with no relevant grade the order is the retrievers' and costs nothing (the bench measured 0 ms).
+        store.judgments.set(qid, doc, 2 if doc in relevant or n == 0 else 0, annotator="bench")
     return {"docs": len(corpus), "text": t_text, "features": t_features, "cpu": cpu[1:], "wall": wall[1:], "stop": stop_cpu[1:]}
+
+
+def curve_costs(n_docs: int, questions: int = 20) -> dict:
+    """CPU of the Label page's stopping note once the gain curve has three checks to read (a question past its knee:
+    3 relevant, 10 not, the sample of 20, then 20 more not relevant), over a corpus of `n_docs`: the first time
+    (the curve fitted at each of its last three checks) and a rerun with the same grades (remembered)."""
+    from labeler_app import judging_order as jo
+
+    rule = jo.RULE
+    cold, warm = [], []
+    for q in range(questions):
+        flags = (True,) * 3 + (False,) * (10 + q)  # each question its own grades: nothing remembered across them
+        marks = (False,) * len(flags) + (True,) * rule.sample_size + (False,) * 20
+        flags += (False,) * (rule.sample_size + 20)
+        est = jo.estimate_remaining(n_docs - 13 - q, [0] * rule.sample_size)
+        for out in (cold, warm):
+            stop = jo.Stopping(len(flags), len(flags) - 3, 13 + q, ("x",) * rule.sample_size, rule.sample_size, est,
+                               0, rule, flags, marks, 13 + q + rule.sample_size, n_docs)
+            c0 = time.process_time()
+            _ = stop.likely_complete, stop.note
+            out.append(time.process_time() - c0)
+    return {"cold": cold, "warm": warm}
 
 
 def ms(values: list[float]) -> str:
@@ -121,6 +146,9 @@ def main() -> int:
             print(f"{name} ({r['docs']:,} docs): tf-idf once per corpus {r['text']:.2f} s, features once per question "
                   f"{r['features'] * 1000:.0f} ms; per grade (re-order 20 cards + stopping estimate): CPU {ms(r['cpu'])} "
                   f"(the stopping estimate: {ms(r['stop'])}), wall {ms(r['wall'])}", flush=True)
+            c = curve_costs(r["docs"])
+            print(f"{name}: the stopping note with the gain curve's three checks, CPU: first {ms(c['cold'])}, "
+                  f"a rerun with the same grades {ms(c['warm'])}", flush=True)
     return 0
 
 

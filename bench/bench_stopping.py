@@ -20,7 +20,6 @@ from pathlib import Path
 
 from _common import BENCH_HOME, DATASETS, REPO
 
-DATASETS = Path(os.environ.get("BENCH_DATASETS", DATASETS))  # a worktree's ../shared is not the house's
 
 DENSE = os.environ.get("BENCH_DENSE") == "1"
 DEFAULTS = {"cisi": (76, 100), "cranfield": (225, 100), "scifact": (300, 100)}  # every question, 100 judgments

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from labeler.judging.active import ActiveOrder
-from labeler.judging.gain_curve import CurveEstimate, curve_remaining
+from labeler.judging.gain_curve import CurveEstimate, confirmed, curve_remaining, is_check
 from labeler.judging.stopping import RemainingEstimate, StoppingRule, draw_sample, estimate_remaining
 
 STRATEGIES = ("pool", "active")
@@ -44,6 +44,12 @@ class QuestionRun:
     estimate_at: int | None = None
     model_estimate: CurveEstimate | None = None  # the gain curve's bound, made last at `model_estimate_at`
     model_estimate_at: int | None = None
+    model_checks: list[bool] = field(default_factory=list)  # each check's "<= 1 left", in order
+
+    @property
+    def model_confirmed(self) -> bool:
+        """Whether the gain curve claims "<= 1 left": its last `CONFIRMATIONS` checks said so."""
+        return confirmed(self.model_checks)
 
     def to_dict(self) -> dict:
         """The `questions` entry of the simulator's JSON."""
@@ -51,7 +57,8 @@ class QuestionRun:
         if self.estimate is not None:
             out.update(sample=self.sample, estimate_at=self.estimate_at, estimate=self.estimate.to_dict())
         if self.model_estimate is not None:
-            out.update(model_estimate_at=self.model_estimate_at, model_estimate=self.model_estimate.to_dict())
+            out.update(model_estimate_at=self.model_estimate_at, model_estimate=self.model_estimate.to_dict(),
+                       model_checks=self.model_checks, model_confirmed=self.model_confirmed)
         return out
 
 
@@ -72,14 +79,14 @@ def run_active(model: ActiveOrder, oracle: Oracle, budget: int, *, rule: Stoppin
     estimates are made: the sample's hypergeometric bound and the judged order's gain curve's
     (`labeler.judging.gain_curve`: the active order's own grades, the sample left out); the curve's is
     made again at every later knee (`patience` judgments after the last one and after the last
-    relevant). Judging stops when either says at most one relevant document is left.
+    relevant). Judging stops when the sample's bound says at most one relevant document is left, or the
+    curve's has said so at `CONFIRMATIONS` checks in a row (`labeler.judging.gain_curve`).
     """
     run = QuestionRun()
     flags: list[bool] = []
     ranked: list[bool] = []  # the active order's grades alone, in judging order (no sample)
     while len(run.judged) < budget:
-        if rule is not None and rule.sample_size and rule.knee(flags) and (
-                run.model_estimate_at is None or len(run.judged) - run.model_estimate_at >= rule.patience):
+        if rule is not None and rule.sample_size and is_check(flags, run.model_estimate_at, rule):
             if run.estimate is None:
                 unjudged = [d for d in model.features.doc_ids if d not in oracle.asked]
                 size = min(rule.sample_size, budget - len(run.judged))
@@ -94,7 +101,8 @@ def run_active(model: ActiveOrder, oracle: Oracle, budget: int, *, rule: Stoppin
                                                  sample_relevant=run.estimate.sample_relevant,
                                                  confidence=rule.confidence)
             run.model_estimate_at = len(run.judged)
-            if run.estimate.done or run.model_estimate.done:
+            run.model_checks.append(run.model_estimate.done)
+            if run.estimate.done or run.model_confirmed:
                 run.stopped_at = len(run.judged)
                 break
             continue

@@ -135,6 +135,46 @@ def test_judging_order_stopping_sample_is_reproducible_and_bounds_what_is_left(s
     assert jo.stopping(store.questions.status(qid), "asha", ids).left_upper == 12
 
 
+def test_judging_order_gain_curve_claims_likely_complete_after_three_checks_in_a_row(sample, tmp_path):
+    """The gain curve of the annotator's own judging order (the sample left out) says "<= 1 left" only once
+    three checks in a row, ten judgments apart, said so; the sample's bound stays beside it, and a relevant
+    grade after its last check withdraws the claim until new checks confirm it."""
+    from datetime import datetime, timedelta, timezone
+
+    corpus, features, pool = sample
+    ticks = iter(range(10**6))
+    store = open_store(tmp_path / "labeler.db")
+    start = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    store.clock = lambda: start + timedelta(seconds=next(ticks))
+    qid = store.questions.add(QUESTION, author="asha").query_id
+    ids = features.doc_ids
+    docs = pool + [d for d in ids if d not in pool]
+    grade_all(store, qid, [(docs[0], 2), (docs[1], 2)] + [(d, 0) for d in docs[2:12]])  # the knee at 12
+    sample = jo.stopping(store.questions.status(qid), "asha", ids).sample
+    grade_all(store, qid, [(d, 0) for d in sample])
+    rest = iter(d for d in docs[12:] if d not in set(sample))
+
+    def after(n):
+        grade_all(store, qid, [(next(rest), 0) for _ in range(n)])
+        return jo.stopping(store.questions.status(qid), "asha", ids)
+
+    # Checks at 32, 42, 52, 62, 72 grades: the exponential's bound 17, 2, 1, 0, 0 (by hand: curve_remaining).
+    first = after(0)
+    assert first.curve.upper == 17 and first.curve_checks == (False,) and not first.likely_complete
+    assert "The gain curve of your judging order: ≤ 17 left (95%)." in first.note
+    two = after(30)  # checks at 52 and 62 said "<= 1 left": two of the three needed
+    assert two.curve_checks == (False, True, True) and not two.curve_claim and not two.likely_complete
+    assert "at 2 of the 3 checks in a row it needs" in two.note and "≤ 13 (95%), from a random sample of 20" in two.note
+    done = after(10)
+    assert done.curve_claim and not done.sample_claim and done.likely_complete and done.left_upper > 1
+    assert done.note.startswith("**Likely complete**: ≤ 0 relevant documents left (95%), by the gain curve of your "
+                                "judging order (three checks in a row, 10 judgments apart, found nothing relevant)")
+    assert f"bounds them at ≤ {done.left_upper} (95%)" in done.note  # the sample's bound beside it
+    assert jo.likely_complete(store.questions.status(qid), ids)  # the queue and the health line read it too
+    grade_all(store, qid, [(next(rest), 2)])  # something relevant after all: no claim until new checks
+    assert not jo.stopping(store.questions.status(qid), "asha", ids).likely_complete
+
+
 def test_judging_order_likely_complete_when_the_bound_allows_at_most_one():
     est = jo.estimate_remaining(30, [0] * 28)  # 28 of 30 judged, nothing relevant: at most 1 left in the 2
     stop = jo.Stopping(judged=40, streak=40, knee_at=12, sample=tuple("x" * 28), sample_judged=28, estimate=est)

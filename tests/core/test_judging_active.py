@@ -72,5 +72,5 @@ def test_active_order_is_liblinears_model_over_text_retrievers_and_embeddings(tm
     explicit = hstack([features.matrix, csr_matrix(0.7 * features.vectors)], format="csr")
     query = hstack([features.query_row, csr_matrix(0.7 * features.query_vector[None, :])], format="csr")
     x = vstack([query, explicit[rows]], format="csr")
-    reference = LogisticRegression(C=1.0, solver="liblinear", tol=1e-10, max_iter=10_000).fit(x, labels)
+    reference = LogisticRegression(C=model.regularization, solver="liblinear", tol=1e-10, max_iter=10_000).fit(x, labels)
     assert np.allclose(model.scores(judged), reference.decision_function(explicit), atol=1e-4)

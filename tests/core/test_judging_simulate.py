@@ -97,11 +97,39 @@ def test_summary_judgments_to_reach_each_question_by_hand():
 
 def test_simulate_stops_on_the_gain_curve_where_a_small_sample_cannot(collection):
     folder, _, encoder = collection
-    result = _active(folder, encoder, budget=60, stop_sample=3, patience=5)
+    result = _active(folder, encoder, budget=60, stop_sample=3, patience=3)
     by_model = [v for v in result["questions"].values()
                 if v["stopped_at"] is not None and v["estimate"]["upper"] > 1]
     assert by_model and all(v["model_estimate"]["upper"] <= 1 for v in by_model)
+    # It claims only after three checks in a row said "<= 1 left", and a question whose last
+    # check said so alone judged on.
+    assert all(v["model_confirmed"] and v["model_checks"][-3:] == [True] * 3 for v in by_model)
+    going = [v for v in result["questions"].values() if v["stopped_at"] is None and v["model_checks"]]
+    assert all(not v["model_confirmed"] for v in going)
     stopping = result["summary"]["stopping"]
     assert stopping["done_by_model_only"] == len(by_model)
     assert stopping["done_and_at_most_one_left"] == stopping["done"]
     assert stopping["model_estimated"] >= stopping["estimated"] == len(result["questions"])
+
+
+def test_simulate_checks_the_gain_curve_where_the_label_page_does(collection):
+    """The simulator's checks, as it judges, are the ones `check_points` finds along its finished
+    sequence (the Label page's way), at the same counts and with the same estimates."""
+    from labeler.judging.gain_curve import check_points, curve_checks
+    from labeler.judging.stopping import StoppingRule
+
+    folder, qrels, encoder = collection
+    result = _active(folder, encoder, budget=40, stop_sample=3, patience=3)
+    rule = StoppingRule(patience=3, sample_size=3)
+    for qid, v in result["questions"].items():
+        flags = [qrels[qid].get(d, 0) >= 1 for d in v["judged"]]
+        marks = [d in set(v["sample"]) for d in v["judged"]]
+        start = max(i for i, m in enumerate(marks) if m) + 1
+        points = check_points(flags, start, rule)
+        if v["stopped_at"] is None and points[-1] == len(flags):
+            points.pop()  # the budget ran out just before the simulator would have checked there
+        assert len(points) == len(v["model_checks"]) and points[-1] == v["model_estimate_at"]
+        total = v["model_estimate_at"] + v["model_estimate"]["unjudged"]  # the corpus's size
+        (at, last), = curve_checks(flags[:points[-1]], marks, start, total, rule, last=1,
+                                   sample_relevant=v["estimate"]["sample_relevant"])
+        assert at == v["model_estimate_at"] and last.to_dict() == v["model_estimate"]
