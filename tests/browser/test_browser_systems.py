@@ -87,7 +87,7 @@ def test_declare_an_endpoint_run_it_and_judge_its_holes(setup):
     expect(page.get_by_text(re.compile("Judging the holes: "))).to_be_visible()
     card = page.locator(".st-key-cand-0")
     expect(card).to_contain_text("run 1 #")
-    grade_option(card, 0, 0).click()
+    grade_option(page, 0, 0).click()
     wait_ready(page)
     screenshot(page, "systems-holes")
     wait_until(lambda: any(j.annotator == "asha" for j in store.judgments.list()), "the hole's grade saved")
