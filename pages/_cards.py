@@ -30,6 +30,13 @@ KEYS_GATE = ('<style>body:not(.labeler-keys) [class*="st-key-cand-"], body:not(.
              '.st-key-keyboard-bar { visibility: hidden; }</style>')
 
 
+def question_widget(name: str, qid: str) -> str:
+    """The key of control `name` (a button acting on the question, "unanswerable") on question `qid`: a click
+    the browser sent from another question's page (just after N) meets no control, as a grade does
+    (`grade_widget`), instead of acting on the question the server has moved to."""
+    return f"{name}-{hashlib.blake2b(qid.encode(), digest_size=6).hexdigest()}"
+
+
 def grade_widget(qid: str, doc_id: str) -> str:
     """The key of the grade control of document `doc_id` on question `qid`, wherever its card is.
 

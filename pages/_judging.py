@@ -19,7 +19,7 @@ from labeler_app.access import Actor, Can
 from labeler_app.stores import QuestionSummary, Store
 from labeler_app.text import inert
 from labeler_pages import _keyboard as kb
-from labeler_pages._cards import candidate_card, grade_widget, keyboard_bar
+from labeler_pages._cards import candidate_card, grade_widget, keyboard_bar, question_widget
 from labeler_pages._common import Keys, act, guard, guarded, show_flash
 from labeler_pages._holes import holes_bar
 from labeler_pages._loaders import bm25_pooled, dense_status, judging_features, keyword_hits, pooled, run_holes
@@ -64,7 +64,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
     mode = order_control(options[0])
     mine = status.votes_unanswerable(me.name)
     mark = not mine
-    options[1].button("Mark unanswerable" if mark else "Unmark unanswerable", key="unanswerable",
+    options[1].button("Mark unanswerable" if mark else "Unmark unanswerable", key=question_widget("unanswerable", qid),
                       on_click=act, args=(lb.set_unanswerable, s, me, qid, mark), disabled=not me.can(Can.GRADE),
                       shortcut="X",
                       help="Your judgment: no document in the corpus answers this question. Others "

@@ -228,10 +228,10 @@ KEY_QUEUE = r"""<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5re
     }
     return true;
   };
-  const BUTTON = {j: 'focus-next', k: 'focus-prev', u: 'undo-grade', n: 'next-question', p: 'prev-question',
-                  x: 'unanswerable'};
+  const BUTTON = {j: '.st-key-focus-next', k: '.st-key-focus-prev', u: '.st-key-undo-grade', n: '.st-key-next-question',
+                  p: '.st-key-prev-question', x: '[class*="st-key-unanswerable-"]'};  // x: its key names the question
   const pressable = (key) => {  // its button is there and enabled, or still loading (a skeleton)
-    const c = document.querySelector('.st-key-' + (BUTTON[key.toLowerCase()] || 'key-grade-' + key));
+    const c = document.querySelector(BUTTON[key.toLowerCase()] || '.st-key-key-grade-' + key);
     const b = c && c.querySelector('button');
     return b ? !b.disabled : !!(c && c.querySelector('[data-testid="stSkeleton"]'));
   };

@@ -266,6 +266,14 @@ def grade_control(at, key: str):
     return cards[0].segmented_control[0]
 
 
+def unanswerable_button(at):
+    """AppTest: the question's Mark/Unmark unanswerable button (its key names the question: pages/_cards.py
+    question_widget)."""
+    found = [b for b in at.button if (b.key or "").startswith("unanswerable")]
+    assert len(found) == 1, f"{len(found)} unanswerable buttons"
+    return found[0]
+
+
 def grade_card(at, n: int, grade: int | None):
     """AppTest: click grade `grade` on candidate card n (0-based) — None clicks the selected grade again,
     which clears it — and run the page; returns `at`."""

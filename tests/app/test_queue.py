@@ -12,7 +12,7 @@ from labeler_app import label
 from labeler_app.access import Actor, Role
 from labeler_app.accounts import TEAM_ENV
 from labeler_app.blind import blind_judging
-from browser_support import app_home, sample_embeddings  # noqa: F401 - fixtures
+from browser_support import app_home, sample_embeddings, unanswerable_button  # noqa: F401 - fixtures
 from conftest import rows
 from labeler.candidates import Candidate
 from labeler.corpus import parse_jsonl_corpus
@@ -171,7 +171,7 @@ def test_label_page_blind_judging_hides_others_until_i_mark_the_question(app_hom
     assert cards and not any("others:" in c for c in cards)  # ben's grade is hidden
     assert any("Blind judging" in i for i in texts(asha.info))
     assert not any("Marked unanswerable by" in i for i in texts(asha.info))  # and cat's mark
-    asha.button(key="unanswerable").click().run()  # finished for asha: now she sees the others
+    unanswerable_button(asha).click().run()  # finished for asha: now she sees the others
     assert any("others: ben: 2" in m.value for m in asha.markdown)
     assert any("Also marked unanswerable by cat" in i for i in texts(asha.info))
     s.close()

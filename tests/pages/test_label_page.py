@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import app_home, card_grade, card_grades_offered, grade_card, grade_control, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
+from browser_support import app_home, card_grade, card_grades_offered, grade_card, grade_control, open_app, sample_embeddings, texts, unanswerable_button  # noqa: F401 - fixtures
 
 from labeler.paths import SAMPLE_CORPUS
 from labeler_storage.store import open_store
@@ -117,7 +117,7 @@ def test_label_keyboard_bar_grades_the_focused_candidate_and_moves_on(app_home):
 def test_label_mark_unanswerable_refused_while_a_document_is_relevant(app_home):
     at = add_question(open_app(annotator="asha"))
     grade_card(at, 0, 2)
-    at.button(key="unanswerable").click().run()
+    unanswerable_button(at).click().run()
     assert not at.exception
     assert any("you graded documents of question" in e for e in texts(at.error))
     assert not open_store().questions.get("q-0001").unanswerable
@@ -125,7 +125,7 @@ def test_label_mark_unanswerable_refused_while_a_document_is_relevant(app_home):
 
 def test_label_unanswerable_question_disables_relevant_grades(app_home):
     at = add_question(open_app(annotator="asha"), "Can I keep a pet snake at my desk?", "policy-lookup")
-    at.button(key="unanswerable").click().run()
+    unanswerable_button(at).click().run()
     assert open_store().questions.get("q-0001").unanswerable
     assert card_grades_offered(at, 0) == ["0 · Not relevant"]
     assert any("unanswerable" in w for w in texts(at.warning))
@@ -287,12 +287,12 @@ def test_annotator_names_differing_in_case_or_spaces_are_one_annotator(app_home)
 
 def test_label_unanswerable_is_each_annotators_own_mark(app_home):
     at = add_question(open_app(annotator="asha"), "Can I keep a pet snake at my desk?", "policy-lookup")
-    at.button(key="unanswerable").click().run()
+    unanswerable_button(at).click().run()
     ben = open_app(annotator="ben")
     ben.selectbox(key="q").select("q-0001").run() if ben.session_state["q"] != "q-0001" else None
     # ben sees asha's mark, keeps his grades and his own button; his progress does not count her mark.
     assert any("Marked unanswerable by asha. Judge it yourself" in i for i in texts(ben.info))
-    assert "2 · Relevant" in card_grades_offered(ben, 0) and ben.button(key="unanswerable").label == "Mark unanswerable"
+    assert "2 · Relevant" in card_grades_offered(ben, 0) and unanswerable_button(ben).label == "Mark unanswerable"
     assert "You: 0 / 1 questions judged" in ben.get("progress")[0].proto.text
     grade_card(ben, 0, 2)  # ben disagrees: a relevant document
     store = open_store()
@@ -302,8 +302,8 @@ def test_label_unanswerable_is_each_annotators_own_mark(app_home):
         "marked it unanswerable." in texts(ben.info)
     at.run()
     assert any("Disagreement: ben graded a document relevant" in i and "To disagree" in i for i in texts(at.info))  # asha's mark stands, and is hers alone
-    assert at.button(key="unanswerable").label == "Unmark unanswerable" and "2 · Relevant" not in card_grades_offered(at, 0)
-    at.button(key="unanswerable").click().run()
+    assert unanswerable_button(at).label == "Unmark unanswerable" and "2 · Relevant" not in card_grades_offered(at, 0)
+    unanswerable_button(at).click().run()
     assert store.questions.status("q-0001").voters == ()
 
 
@@ -391,7 +391,7 @@ def test_label_new_question_folds_away_and_the_first_card_takes_the_keys(app_hom
     assert at.session_state["focus"] == 0
     scripts = [h.proto.body for h in at.get("html") if "scrollIntoView" in h.proto.body]
     assert scripts and ".st-key-cand-0" in scripts[-1]  # scrolled to, so the next keys grade it
-    assert at.button(key="unanswerable").proto.shortcut.lower() == "x"
+    assert unanswerable_button(at).proto.shortcut.lower() == "x"
     assert any("**X** unanswerable" in c and "**Esc** leaves a text box" in c for c in texts(at.caption))
     assert any("**X** mark unanswerable" in c.proto.help for c in at.caption)
     at.run()  # a rerun later: still folded, although questions were never added in this run

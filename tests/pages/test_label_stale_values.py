@@ -10,7 +10,7 @@ were lost. Here the stale request is sent as it was: the widget values of the ea
 """
 from __future__ import annotations
 
-from browser_support import app_home, grade_card, grade_control, open_app, sample_embeddings  # noqa: F401 - fixtures
+from browser_support import app_home, grade_card, grade_control, open_app, sample_embeddings, unanswerable_button  # noqa: F401
 from test_label_page import add_question, card_ids
 
 from labeler_storage.store import open_store
@@ -20,10 +20,11 @@ def grades(qid: str) -> dict[str, int]:
     return {j.doc_id: j.grade for j in open_store().judgments.list(query_id=qid)}
 
 
-def with_grades_of(old, at):
-    """The widget states a browser sends from page `old`: its grade controls' values as they were there, the
-    other controls' as they are now (the question picker's label has changed meanwhile: a ✓)."""
-    grades = [w._widget_state for w in old.segmented_control if "grade" in (w.key or "")]
+def with_grades_of(old, at, *, grades=None):
+    """The widget states a browser sends from page `old`: its grade controls' values (or `grades`, widget states)
+    as they were there, the other controls' as they are now (the question picker's label has changed: a ✓)."""
+    if grades is None:
+        grades = [w._widget_state for w in old.segmented_control if "grade" in (w.key or "")]
     states = at._tree.get_widget_states()
     kept = [w for w in states.widgets if w.id not in {g.id for g in grades}]
     del states.widgets[:]
@@ -60,3 +61,18 @@ def test_label_a_click_on_a_card_the_answer_re_filled_grades_the_document_clicke
     at._run(with_grades_of(page_seen, at))
     assert not at.exception, at.exception
     assert grades("q-0001") == {before[0]: 3, before[n]: 0}, f"the grade went to {after[n]}, now at card {n + 1}"
+
+
+def test_label_mark_unanswerable_clicked_on_the_previous_question_never_marks_the_next_one(app_home):
+    at = add_question(open_app(annotator="asha"))
+    add_question(at, "What is the office policy on keeping pet snakes at my desk?", "policy-lookup")
+    at.button(key="prev-question").click().run()  # on question 1
+    q1_page = at._tree
+    at.button(key="next-question").click().run()  # N: question 2 is drawn ...
+    mark = unanswerable_button(q1_page).click()  # ... while the browser still shows question 1, and X is clicked
+    at._run(with_grades_of(q1_page, at, grades=[mark._widget_state]))
+    assert not at.exception, at.exception
+    # The click names question 1's button: it marks question 1 (while Streamlit still holds that button's
+    # callback) or nothing; never question 2, which the server had moved to.
+    assert not open_store().questions.status("q-0002").votes_unanswerable("asha"), \
+        "a click on question 1's page marked question 2"
