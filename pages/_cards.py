@@ -30,11 +30,16 @@ KEYS_GATE = ('<style>body:not(.labeler-keys) [class*="st-key-cand-"], body:not(.
              '.st-key-keyboard-bar { visibility: hidden; }</style>')
 
 
+def _tag(*parts: str) -> str:
+    """A short stable hash of `parts` for a widget key: ids never go into a key (or a class name) as text."""
+    return hashlib.blake2b("\0".join(parts).encode(), digest_size=6).hexdigest()
+
+
 def question_widget(name: str, qid: str) -> str:
     """The key of control `name` (a button acting on the question, "unanswerable") on question `qid`: a click
     the browser sent from another question's page (just after N) meets no control, as a grade does
     (`grade_widget`), instead of acting on the question the server has moved to."""
-    return f"{name}-{hashlib.blake2b(qid.encode(), digest_size=6).hexdigest()}"
+    return f"{name}-{_tag(qid)}"
 
 
 def grade_widget(qid: str, doc_id: str) -> str:
@@ -47,8 +52,7 @@ def grade_widget(qid: str, doc_id: str) -> str:
     ungraded cards re-ordered, the dense candidates joining, the next question) and Streamlit called its
     callback: a grade was written on a document nobody graded, or cleared one just given. Now it meets the
     control of the document it was given on, or none."""
-    pair = f"{qid}\0{doc_id}".encode()
-    return f"grade-{hashlib.blake2b(pair, digest_size=6).hexdigest()}"
+    return f"grade-{_tag(qid, doc_id)}"
 
 
 def candidate_card(view: CandidateView, n: int, key: str, on_grade: Grade, *, qid: str, focused: bool,
