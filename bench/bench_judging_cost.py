@@ -4,7 +4,8 @@ Both strategies run in this one process on the same collection objects (one retr
 an oracle grading from the full qrels. Printed per collection, each figure beside its baseline:
 - judgments to reach 90% of the relevant documents today's pool holds (target: active <= 0.5x pool,
   CISI and Cranfield);
-- relevant found with as many judgments as the whole pool (target: >= 1.5x on CISI, >= 1x SciFact);
+- relevant found with as many judgments as the whole pool (target: >= 1.5x on CISI, >= 1x SciFact), each
+  question its pool's number, and in all, spread over the questions by what each still finds (allocation);
 - the stopping estimate (active, with its sample): of the questions where it said "<= 1 left
   (95%)", how many really had at most one left (target >= 90%), and how often the bound held;
 - Kendall tau of five systems' nDCG@10 order on the judgments so far against the full qrels;
@@ -87,7 +88,8 @@ def bench(name: str) -> None:
     for label, kwargs in {"pool": dict(strategy="pool"),
                           "active": dict(strategy="active", budget=BUDGETS[name], stop_sample=0, **tuned),
                           "active+stop": dict(strategy="active", budget=2 * BUDGETS[name], stop_sample=20,
-                                              **tuned)}.items():
+                                              **tuned),
+                          "active+allocate": dict(strategy="active", allocate=True, stop_sample=0, **tuned)}.items():
         t = time.perf_counter()
         out[label] = simulate_collection(col.folder, collection=col, runs=runs, **kwargs)
         print(f"{label}: simulated in {time.perf_counter() - t:.0f}s", flush=True)
@@ -106,6 +108,10 @@ def bench(name: str) -> None:
     print(f"relevant found in {p['judgments']} judgments: pool {p['relevant_found_within_pool_budget']}, active "
           f"{a['relevant_found_within_pool_budget']} -> "
           f"{ratio(a['relevant_found_within_pool_budget'], p['relevant_found_within_pool_budget'])}")
+    allocated = out["active+allocate"]["summary"]["allocation"]["relevant_found"]
+    print(f"relevant found in {p['judgments']} judgments spread over the questions by what each still finds "
+          f"(every question's first 10, then 10 at a time): {allocated} -> "
+          f"{ratio(allocated, p['relevant_found_within_pool_budget'])}")
     for label in ("pool", "active"):
         reach = out[label]["summary"]["judgments_to_reach"]
         print(f"{label}: judgments to reach 50/80/90/95% of all relevant: "
@@ -136,6 +142,10 @@ def plot(results: dict) -> None:
             ax.plot([0] + [c["judgments"] for c in s["curve"]],
                     [0] + [c["relevant_found"] / s["relevant"] for c in s["curve"]], style, label=label)
         ax.axvline(out["pool"]["summary"]["pool"]["judgments"], color="grey", lw=0.8)
+        if "active+allocate" in out:  # one point: the pool's judgments spread over the questions by yield
+            s = out["active+allocate"]["summary"]
+            ax.plot([s["allocation"]["total"]], [s["allocation"]["relevant_found"] / s["relevant"]], "o",
+                    label="active, spread by yield")
         ax.set_title(f"{name} ({out['pool']['summary']['questions']} questions)")
         ax.set_xlabel("judgments spent (grey: today's whole pool)")
         ax.set_ylabel("share of the known relevant found")
@@ -150,7 +160,8 @@ def saved(name: str) -> dict | None:
     paths = {label: RESULTS / f"judging_{name}_{label}.json" for label in ("pool", "active")}
     if not all(p.is_file() for p in paths.values()):
         return None
-    return {label: json.loads(p.read_text()) for label, p in paths.items()}
+    paths["active+allocate"] = RESULTS / f"judging_{name}_active+allocate.json"
+    return {label: json.loads(p.read_text()) for label, p in paths.items() if p.is_file()}
 
 
 def latency_only(name: str) -> None:

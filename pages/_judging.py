@@ -23,7 +23,7 @@ from labeler_pages._cards import candidate_card, grade_widget, keyboard_bar, que
 from labeler_pages._common import Keys, act, guard, guarded, show_flash
 from labeler_pages._holes import holes_bar
 from labeler_pages._loaders import bm25_pooled, dense_status, judging_features, keyword_hits, pooled, run_holes
-from labeler_pages._order import arranged, find_more_button, found, order_control, stopping_note
+from labeler_pages._order import arranged, find_more_button, found, order_control, spread_note, stopping_note
 from labeler_pages._pooling import system_ranks
 from labeler_pages._preview import metric_preview
 from labeler_pages._restart import refuse_unsaved
@@ -132,6 +132,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         stopping_note(stop)
     if features is not None:
         find_more_button(qid, features, graded, [v.doc_id for v in views])
+        spread_note(s, me, qid, index, graded)
 
     st.subheader("Find another document", anchor=False)
     query = st.text_input("Search the corpus by keyword or document id", key="keyword",

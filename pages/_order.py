@@ -1,5 +1,5 @@
 """The Label page's judging order (labeler_app.judging_order), as widgets: the order picker, the cards' layout
-kept between reruns, "Find more" and the stopping note. Session state holds UI cursors only: the
+kept between reruns, "Find more", the stopping note and where judging is likely to find more. Session state holds UI cursors only: the
 order picked, the last layout per question and the documents "Find more" brought in (a grade given
 to one is saved at once like any other)."""
 from __future__ import annotations
@@ -11,7 +11,10 @@ import streamlit as st
 from labeler.judging import QuestionFeatures
 from labeler_app import judging_order as jo
 from labeler_app.label import CandidateView
-from labeler_pages._common import Keys, act, flash
+from labeler_app.spread import FLOOR, better_elsewhere
+from labeler_app.text import inert
+from labeler_pages._common import Keys, act, flash, guard
+from labeler_pages._keyboard import SCROLL_PENDING
 
 ORDER = "judging_order"
 LAYOUTS = "_order_layouts"  # query_id -> labeler_app.judging_order.Layout last shown
@@ -83,3 +86,21 @@ def stopping_note(stop: jo.Stopping) -> None:
         st.success(stop.note)
     else:
         st.info(stop.note)
+
+
+def _go_to(query_id: str) -> None:
+    st.session_state.update({Keys.QUESTION: query_id, Keys.FOCUS: 0, SCROLL_PENDING: True})  # its first card in view
+
+
+def spread_note(s, me, qid: str, index: Sequence, graded: Mapping[str, int]) -> None:
+    """Under the cards, once this annotator has given FLOOR grades here: the question where their next
+    grades are likely to find more (labeler_app.spread), with a button to go there."""
+    if len(graded) < FLOOR:  # nothing to read before the floor: no query on the hot path
+        return
+    if (there := guard(better_elsewhere, s, me, qid, [x.query_id for x in index])) is None:
+        return
+    text = next((x.question for x in index if x.query_id == there.query_id), there.query_id)
+    with st.container(key="spread-note"):
+        st.info(f"{there.note}\n\nNext: *{inert(text)}*")
+        st.button("Go to that question", key="spread-go", on_click=_go_to, args=(there.query_id,),
+                  icon=":material/arrow_forward:")

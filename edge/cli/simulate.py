@@ -12,7 +12,7 @@ from labeler_edge.cli import cli, handle_errors
 
 def _positive(ctx, param, value):
     if value is not None and value < 1:
-        raise click.BadParameter(f"{value} is not a positive number of judgments. Hint: e.g. --budget 100.")
+        raise click.BadParameter(f"{value} is not a positive number of judgments. Hint: e.g. --{param.name} 100.")
     return value
 
 
@@ -28,6 +28,12 @@ def _positive(ctx, param, value):
                    "it, or the judged order's gain curve, bound what is left to <= 1 (95%); 0: no stopping estimate.")
 @click.option("--patience", type=int, default=10, show_default=True,
               help="active: the knee is this many judgments in a row with nothing relevant.")
+@click.option("--allocate", is_flag=True,
+              help="active: spread --total judgments over the questions, every question's first 10, then 10 at a "
+                   "time to the question whose last 10 found the most relevant (no stopping estimate; --budget: "
+                   "the most per question).")
+@click.option("--total", type=int, default=None, callback=_positive,
+              help="With --allocate: judgments in all [default: as many as the whole pool].")
 @click.option("--runs", "run_files", multiple=True, type=click.Path(path_type=Path),
               help="TREC run files: Kendall tau of their nDCG@10 order, judgments so far vs full qrels. "
                    "Repeatable; several names after one --runs are also taken.")
@@ -37,7 +43,7 @@ def _positive(ctx, param, value):
 @click.argument("more_runs", nargs=-1, type=click.Path(path_type=Path))
 @handle_errors
 def simulate_command(collection: Path, strategy: str, budget: int | None, stop_sample: int, patience: int,
-                     run_files: tuple[Path, ...], keep_scale: bool, min_grade: int, as_json: bool,
+                     allocate: bool, total: int | None, run_files: tuple[Path, ...], keep_scale: bool, min_grade: int, as_json: bool,
                      more_runs: tuple[Path, ...]) -> None:
     """Simulate judging COLLECTION (a BEIR folder with full qrels) with a strategy; an oracle annotator
     grades from the qrels only the documents the strategy asks for."""
@@ -47,12 +53,16 @@ def simulate_command(collection: Path, strategy: str, budget: int | None, stop_s
     if stop_sample < 0 or patience < 1:
         raise ConfigError("--stop-sample must be >= 0 and --patience >= 1",
                           hint="e.g. --stop-sample 20 --patience 10 (or --stop-sample 0 for no estimate).")
+    if (allocate or total) and strategy != "active" or total and not allocate:
+        raise ConfigError("--allocate and --total go with --strategy active, --total only with --allocate",
+                          hint="e.g. labeler simulate DATASET --strategy active --allocate --total 1000.")
     paths = (*run_files, *more_runs)
     if len(paths) == 1:
         raise ConfigError("Kendall tau needs at least two runs", hint="give two or more run files after --runs.")
     runs = {path.name: read_run(path) for path in paths}
     result = simulate_collection(collection, strategy, budget=budget, stop_sample=stop_sample, patience=patience,
-                                 runs=runs, keep_scale=keep_scale, min_grade=min_grade)
+                                 runs=runs, keep_scale=keep_scale, min_grade=min_grade, allocate=allocate,
+                                 total=total)
     if as_json:
         click.echo(json.dumps(result, ensure_ascii=False))
         return
@@ -62,8 +72,13 @@ def simulate_command(collection: Path, strategy: str, budget: int | None, stop_s
     reach = ", ".join(f"{k}: {v if v is not None else 'not reached'}" for k, v in s["judgments_to_reach"].items())
     click.echo(f"judgments to reach the known relevant: {reach}")
     pool = s["pool"]
-    click.echo(f"at the pool's budget ({pool['judgments']} judgments): {pool['relevant_found_within_pool_budget']} "
-               f"relevant (the pool holds {pool['relevant']})")
+    if "allocation" in s:  # the per-question pool budget does not apply: the total is spread by yield
+        a = s["allocation"]
+        click.echo(f"{a['total']} judgments spread over the questions by what each still finds: "
+                   f"{a['relevant_found']} relevant (the pool holds {pool['relevant']} in {pool['judgments']})")
+    else:
+        click.echo(f"at the pool's budget ({pool['judgments']} judgments): {pool['relevant_found_within_pool_budget']} "
+                   f"relevant (the pool holds {pool['relevant']})")
     each = pool.get("judgments_to_reach_90%_of_pool_relevant_each")
     if each is not None:
         click.echo(f"each question judged until it has 90% of its pool's relevant: {each['judgments']} judgments"

@@ -5,6 +5,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from labeler.judging.active import REGULARIZATION, ActiveOrder
+from labeler.judging.allocation import FLOOR, VISIT, run_allocated
 from labeler.judging.collection import SimulationCollection, open_collection
 from labeler.judging.simulate import Oracle, QuestionRun, run_active, run_pool, simulate
 from labeler.judging.stopping import StoppingRule
@@ -57,20 +58,34 @@ def stopping_summary(results: Mapping[str, QuestionRun], qrels: Mapping[str, Map
 def simulate_collection(folder: str | Path, strategy: str, *, budget: int | None = None, stop_sample: int = 20,
                         patience: int = 10, runs: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
                         keep_scale: bool = False, min_grade: int = 1, regularization: float = REGULARIZATION,
-                        collection: SimulationCollection | None = None) -> dict:
-    """Simulate `strategy` on a BEIR folder: {"strategy", "collection", "questions", "summary"}."""
+                        collection: SimulationCollection | None = None, allocate: bool = False,
+                        total: int | None = None) -> dict:
+    """Simulate `strategy` on a BEIR folder: {"strategy", "collection", "questions", "summary"}.
+
+    `allocate` (active only, no stopping estimate): `total` judgments (default: as many as the whole
+    pool) spread over the questions by what each still finds (labeler.judging.allocation), at most
+    `budget` per question."""
     col = collection or open_collection(folder, keep_scale=keep_scale)
     qrels = col.qrels
-    run_question = strategy_for(col, strategy, budget=budget, stop_sample=stop_sample, patience=patience,
-                                min_grade=min_grade, regularization=regularization)
-    results = simulate(col.query_ids, run_question, qrels)
     pools = col.pools
+    if allocate:
+        total = total or sum(len(p) for p in pools.values())
+        models = {q: ActiveOrder(col.features(q), seed=q, min_grade=min_grade, regularization=regularization)
+                  for q in col.query_ids}
+        results = run_allocated(models, {q: Oracle(qrels.get(q, {})) for q in col.query_ids}, total,
+                                budget=budget or ACTIVE_BUDGET, min_grade=min_grade)
+    else:
+        run_question = strategy_for(col, strategy, budget=budget, stop_sample=stop_sample, patience=patience,
+                                    min_grade=min_grade, regularization=regularization)
+        results = simulate(col.query_ids, run_question, qrels)
     each = {q: sum(qrels[q].get(d, 0) >= min_grade for d in pools[q]) for q in col.query_ids}
     summary = summarize({q: r.judged for q, r in results.items()}, qrels,
                         pool_sizes={q: len(pools[q]) for q in col.query_ids}, pool_relevant=sum(each.values()),
                         pool_relevant_each=each,
                         runs=runs, min_grade=min_grade)
-    if strategy == "active" and stop_sample:
+    if allocate:
+        summary["allocation"] = {"total": total, "floor": FLOOR, "visit": VISIT, "relevant_found": summary["relevant_found"]}
+    elif strategy == "active" and stop_sample:
         summary["stopping"] = stopping_summary(results, qrels, min_grade)
     return {"strategy": strategy, "collection": str(col.folder),
             "questions": {q: r.to_dict() for q, r in results.items()}, "summary": summary}

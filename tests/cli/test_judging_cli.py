@@ -60,10 +60,23 @@ def test_simulate_cli_pool_is_the_whole_pool(tiny):
         {"judgments": expected, "not_reached": 0}
 
 
+def test_simulate_cli_allocate_spends_the_total(tiny):
+    folder, qrels = tiny
+    out = _simulate(folder, "--allocate", "--total", 37, "--json")
+    judged = {q: v["judged"] for q, v in out["questions"].items()}
+    assert sum(map(len, judged.values())) == 37 == out["summary"]["allocation"]["total"]
+    assert out["summary"]["allocation"]["relevant_found"] == sum(
+        sum(qrels[q].get(d, 0) >= 1 for d in order) for q, order in judged.items())
+    text = CliRunner().invoke(cli, ["simulate", str(folder), "--allocate", "--total", "37"])
+    assert text.exit_code == 0 and "37 judgments spread over the questions" in text.output
+
+
 @pytest.mark.parametrize("args,words", [
     (["{missing}"], "not a BEIR folder"),
     (["{folder}", "--runs", "{folder}/one.trec"], "at least two runs"),
     (["{folder}", "--budget", "0"], "positive number"),
+    (["{folder}", "--strategy", "pool", "--allocate"], "go with --strategy active"),
+    (["{folder}", "--total", "50"], "only with --allocate"),
 ])
 def test_simulate_cli_bad_input_is_one_line(tiny, tmp_path, args, words):
     folder, _ = tiny
