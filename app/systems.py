@@ -105,15 +105,21 @@ def parse_declaration(text: str, hosts: frozenset[str] | None = None) -> dict[st
         raise InputError("the app declares HTTP endpoints only",
                          hint="score a Python callable with `labeler eval --system pkg.mod:fn`, or upload a run file.")
     data["kind"] = "http"
-    spec = HttpSystem(data).spec  # validates every field (one line naming it), refuses a literal secret
+    check_env(HttpSystem(data).spec)  # validates every field (one line naming it), refuses a literal secret
+    check_host(str(data.get("url", "")), hosts)
+    return data
+
+
+def check_env(spec: Any) -> None:
+    """InputError when a declared endpoint reads an environment variable the operator does not offer now
+    (LABELER_SYSTEM_ENV): checked when it is saved and again whenever a saved one is used, since the list
+    may have been narrowed since."""
     refs = {r for text in (spec.url, *spec.headers.values(), *strings_in(spec.body)) for r in _ENV_REF.findall(text)}
     if refused := sorted(refs - allowed_env()):
         raise InputError(f"the declaration reads environment variable(s) {', '.join(refused)}, which the server does "
                          "not offer to declared systems",
                          hint=f"the server's operator lists the variables a system may read in {SYSTEM_ENV} "
                               f"(now: {', '.join(sorted(allowed_env())) or 'none'}).")
-    check_host(str(data.get("url", "")), hosts)
-    return data
 
 
 def saved_systems(store: Store) -> dict[str, dict[str, Any]]:
@@ -188,10 +194,13 @@ def system_for(store: Store, actor: Actor, name: str) -> System:
 
 
 def endpoint(declaration: Mapping[str, Any], hosts: frozenset[str] | None, *, source: str | None = None) -> HttpSystem:
-    """A declared endpoint that calls only `hosts` (None: any): refused now when its URL names
-    another host, and on any request (a redirect too) that goes elsewhere."""
+    """A declared endpoint that calls only `hosts` (None: any) and reads only the variables offered now:
+    refused now when its URL names another host or it reads a variable no longer offered, and on any
+    request (a redirect too) that goes elsewhere."""
     check_host(str(declaration.get("url", "")), hosts)
-    return HttpSystem(declaration, source=source, allowed_hosts=hosts)
+    system = HttpSystem(declaration, source=source, allowed_hosts=hosts)
+    check_env(system.spec)  # the operator's list as it is now (no connection is opened before the first request)
+    return system
 
 
 def top_documents(declaration: Mapping[str, Any], hosts: frozenset[str] | None, question: str,

@@ -222,7 +222,7 @@ def _system(source: str, db_url: str | None):
 
     if Path(source).exists() or ":" in source or db_url is None and "." in source:
         return load_system(source)
-    from labeler_app.systems import saved_systems
+    from labeler_app.systems import check_env, saved_systems
     from labeler_storage import normalize_db_url, open_store
 
     store = open_store(normalize_db_url(db_url))
@@ -234,7 +234,9 @@ def _system(source: str, db_url: str | None):
         raise InputError(f"no system file or saved system named {source!r}",
                          hint=f"saved systems: {', '.join(sorted(saved)) or '(none)'}; or give a .toml/.json "
                               "declaration, a TREC run file or package.module:function.")
-    return system_from_dict(saved[source]["declaration"], source=f"saved system {source!r}")
+    system = system_from_dict(saved[source]["declaration"], source=f"saved system {source!r}")
+    check_env(system.spec)  # declared in the app: the variables it reads must still be offered (LABELER_SYSTEM_ENV)
+    return system
 
 
 def _refuse_pipeline_options(ctx: click.Context, source: str) -> None:

@@ -215,3 +215,20 @@ def test_label_page_judges_while_a_pooled_system_is_slow_and_its_candidates_join
         assert not any("is slow" in m for m in texts(at.info))
     finally:
         slow.close()
+
+
+def test_a_saved_system_reading_a_variable_no_longer_offered_is_refused_when_used(monkeypatch, tmp_path):
+    from labeler.errors import InputError
+
+    monkeypatch.setenv(sy.SYSTEM_ENV, "SEARCH_TOKEN")
+    monkeypatch.setenv("SEARCH_TOKEN", "s3cret")
+    text = ('name = "acme"\nurl = "https://e.test/?q={query}"\n[headers]\nAuthorization = "Bearer ${SEARCH_TOKEN}"\n'
+            '[response]\nhits = "h"\nid = "i"\n')
+    with open_store(tmp_path / "labeler.db") as store:
+        sy.save_system(store, ADMIN, text)
+        sy.system_for(store, ADMIN, "acme").close()  # offered: it can be used
+        monkeypatch.setenv(sy.SYSTEM_ENV, "OTHER")  # the operator narrowed the list since it was saved
+        for use in (lambda: sy.system_for(store, ADMIN, "acme"),
+                    lambda: sy.top_documents(store.accounts.settings()["systems"]["acme"]["declaration"], None, "q?")):
+            with pytest.raises(InputError, match="SEARCH_TOKEN"):
+                use()
