@@ -30,11 +30,14 @@ def _judgments(path: Path):
 
 
 def _golden(path: Path) -> tuple[dict[tuple[str, str], int], set[str]]:
-    """People's grades of a golden file (its consensus `relevance`) and its query ids. A TREC qrels file
+    """People's grades of a golden file (its consensus `relevance`, answerable questions only, as a
+    collection's calibration reads them) and its query ids. A TREC qrels file
     given as GOLDEN is named as such in one line; an off-scale grade says calibration needs 0-3."""
     from labeler.errors import GoldenFormatError
     from labeler.golden import read_golden
     from labeler.golden.validation import HINT_SCALE
+
+    from labeler_app.judge_runs import human_pairs
 
     if path.is_file() and path.suffix.lower() != ".gz":
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -51,7 +54,8 @@ def _golden(path: Path) -> tuple[dict[tuple[str, str], int], set[str]]:
         if exc.hint == HINT_SCALE:
             exc.hint = "calibration compares grades on the 0-3 scale: map GOLDEN's grades to 0-3 first."
         raise
-    return {(q.query_id, doc): grade for q in gold for doc, grade in q.relevance.items()}, {q.query_id for q in gold}
+    # The pairs a collection's calibration reads too (labeler_app.judge_runs): an unanswerable question's are left out.
+    return human_pairs(gold), {q.query_id for q in gold}
 
 
 def _no_overlap(golden: Path, judge: Path, human, machine) -> InputError:
@@ -122,7 +126,8 @@ def calibrate_command(golden: Path, judge_path: Path, run_files: tuple[Path, ...
                    f"question{'s' * (len(elsewhere) != 1)} GOLDEN lacks "
                    f"(e.g. {elsewhere[0]!r}): they count nowhere. Hint: check that the judge's query ids are "
                    "GOLDEN's.", err=True)
-    holes = sum(k[0] in questions and k not in human for k in machine)
+    graded = {q for q, _ in human}  # an unanswerable question's pairs are neither pairs nor holes
+    holes = sum(k[0] in graded and k not in human for k in machine)
     result = calibrate(human, machine, runs or None, bootstrap=bootstrap, seed=seed)
     edits = stored.post_edit if stored is not None and stored.machine is not None else None
     verdict = stored.gate if stored is not None and stored.machine is not None else None

@@ -230,6 +230,18 @@ def test_a_judge_grading_questions_golden_lacks_is_warned_and_they_count_nowhere
     assert done.stderr.startswith("Warning: 2 of the judge's") and "1 question GOLDEN lacks (e.g. 'q-99')" in done.stderr
 
 
+def test_an_unanswerable_question_s_pairs_count_nowhere_as_in_a_collection(case):
+    base = json.loads(calibrate(case, "judge.qrels", "--bootstrap", "0").stdout)
+    with open(case / "golden.jsonl", "a") as f:  # people marked it unanswerable after grading two documents 0
+        f.write(json.dumps({"query_id": "q-98", "question": "Is there a moon base?", "unanswerable": True,
+                            "relevance": {"d00": 0, "d01": 0}}) + "\n")
+    with open(case / "judge.qrels", "a") as f:
+        f.write("q-98 0 d00 3\nq-98 0 d01 0\n")
+    done = calibrate(case, "judge.qrels", "--bootstrap", "0")
+    assert done.returncode == 0 and "Warning" not in done.stderr, done.stderr  # GOLDEN has the question
+    assert json.loads(done.stdout) == base  # neither pairs nor holes (labeler_app.judge_runs.human_pairs)
+
+
 @pytest.mark.parametrize("body, parts", [
     ("q-00 Q0 d00 1 0.5\n", ["B.trec:1: expected 6 fields", "Hint:"]),  # one short line
     ("q-00 0 d00 3\nq-00 0 d01 1\n", ["B.trec:1: every line has 4 fields: this is TREC qrels", "not a ranking"]),
