@@ -13,12 +13,14 @@ has graded already.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from labeler.judging.allocation import FLOOR, VISIT, visit_yield
 from labeler_app.access import Actor, Can
+from labeler_app.judging_order import judging_sequence
 from labeler_storage import Store
+from labeler_storage.records import QuestionStatus
 
 MIN_GRADE = 1
 
@@ -47,27 +49,46 @@ class Elsewhere:
                 "more relevant documents for the same number of judgments.)")
 
 
-def better_elsewhere(store: Store, actor: Actor, query_id: str, query_ids: Sequence[str]) -> Elsewhere | None:
-    """The question (of `query_ids`, in their order on ties) where the actor's next grades are likely to
-    find more than on `query_id`, or None: fewer than FLOOR grades here yet, or nowhere better. Questions the
-    actor only voted unanswerable are passed over; in a team, so are questions the actor has not graded."""
+@dataclass(frozen=True)
+class MyJudging:
+    """An annotator's judging over a collection, as the hint reads it: query_id -> (documents judged, relevant
+    among the last VISIT grades), and the questions they only voted unanswerable."""
+
+    counts: Mapping[str, tuple[int, int]]
+    voted: frozenset[str]
+
+
+def my_judging(store: Store, actor: Actor) -> MyJudging:
+    """Two indexed queries, one row per question (the pages' loader keeps it a few seconds)."""
     actor.require(Can.GRADE)
-    mine = sorted(store.judgments.list(annotator=actor.name), key=lambda j: (j.created_at, j.doc_id))
-    flags: dict[str, list[bool]] = {}
-    for j in mine:  # the order first given (a regrade keeps its place, as the stopping estimate reads it)
-        flags.setdefault(j.query_id, []).append(j.grade >= MIN_GRADE)
-    here = flags.get(query_id, [])
-    if len(here) < FLOOR:
+    counts = store.judgments.recent_yield(actor.name, last=VISIT, min_grade=MIN_GRADE)
+    voted = frozenset(q for q, n in store.judgments.judged_by(actor.name).items() if n == 0)
+    return MyJudging(counts, voted)
+
+
+def here_counts(status: QuestionStatus, annotator: str) -> tuple[int, int]:
+    """(documents the annotator judged on the question, relevant among their last VISIT grades), from the
+    question's own judgments: the hint's figures for the question on screen never wait for a cache."""
+    flags = [g >= MIN_GRADE for _, g in judging_sequence(status, annotator)]
+    return len(flags), sum(flags[-VISIT:])
+
+
+def better_elsewhere(actor: Actor, query_id: str, query_ids: Sequence[str], mine: MyJudging,
+                     here: tuple[int, int]) -> Elsewhere | None:
+    """The question (of `query_ids`, in their order on ties) where the actor's next grades are likely to
+    find more than on `query_id` (`here`: its `here_counts`), or None: fewer than FLOOR grades here yet, or
+    nowhere better. Questions the actor only voted unanswerable are passed over; in a team, so are questions
+    the actor has not graded."""
+    if here[0] < FLOOR:
         return None
-    voted = {q for q, n in store.judgments.judged_by(actor.name).items() if n == 0}  # voted unanswerable, no grade
-    best, best_yield = None, visit_yield(here)
+    best, best_yield = None, visit_yield(*here)
     for q in query_ids:
-        if q == query_id or q in voted or (actor.team and q not in flags):
+        counts = mine.counts.get(q)
+        if q == query_id or q in mine.voted or (actor.team and counts is None):
             continue
-        if (y := visit_yield(flags.get(q, []))) > best_yield:
+        if (y := visit_yield(*(counts or (0, 0)))) > best_yield:
             best, best_yield = q, y
     if best is None:
         return None
-    there = flags.get(best, [])
-    return Elsewhere(best, sum(here[-VISIT:]), sum(there[-VISIT:]) if len(there) >= FLOOR else None, len(there))
-
+    judged, found = mine.counts.get(best, (0, 0))
+    return Elsewhere(best, here[1], found if judged >= FLOOR else None, judged)

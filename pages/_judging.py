@@ -132,7 +132,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         stopping_note(stop)
     if features is not None:
         find_more_button(qid, features, graded, [v.doc_id for v in views])
-        spread_note(s, me, qid, index, graded)
+        spread_note(s, me, qid, index, status)
 
     st.subheader("Find another document", anchor=False)
     query = st.text_input("Search the corpus by keyword or document id", key="keyword",

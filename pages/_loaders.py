@@ -212,6 +212,21 @@ def incomplete_judging(s, path: str, query_ids) -> int:
     return guard(_incomplete, db.database_url(), s.collection, guard(db.revision, s), path, signature(path), tuple(query_ids))
 
 
+@st.cache_data(show_spinner=False, max_entries=256, ttl=60)
+def _my_judging(url: str, collection: str, name: str, role: str, team: bool, query_id: str):
+    from labeler_app.access import Actor, Role
+    from labeler_app.spread import my_judging
+
+    return my_judging(db.bound(_store(url), collection), Actor(name, Role(role), team))
+
+
+def my_judging(s, me, query_id: str):
+    """The annotator's judging over the collection, for "likely to find more elsewhere"; read again on another
+    question or after a minute, not on every grade: the grades it counts are of the other questions (the one
+    on screen is read from its own status), which only another tab changes meanwhile."""
+    return guard(_my_judging, db.database_url(), s.collection, me.name, me.role.value, me.team, query_id)
+
+
 def run_holes(s, run_id: int):
     """A saved run's unjudged top-k documents per question; read again only after a write."""
     return guard(_holes, db.database_url(), s.collection, guard(db.revision, s), run_id)

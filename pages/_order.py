@@ -11,10 +11,12 @@ import streamlit as st
 from labeler.judging import QuestionFeatures
 from labeler_app import judging_order as jo
 from labeler_app.label import CandidateView
-from labeler_app.spread import FLOOR, better_elsewhere
+from labeler_app import spread as sp
+from labeler_app.spread import FLOOR
 from labeler_app.text import inert
-from labeler_pages._common import Keys, act, flash, guard
+from labeler_pages._common import Keys, act, flash
 from labeler_pages._keyboard import SCROLL_PENDING
+from labeler_pages._loaders import my_judging
 
 ORDER = "judging_order"
 LAYOUTS = "_order_layouts"  # query_id -> labeler_app.judging_order.Layout last shown
@@ -92,12 +94,14 @@ def _go_to(query_id: str) -> None:
     st.session_state.update({Keys.QUESTION: query_id, Keys.FOCUS: 0, SCROLL_PENDING: True})  # its first card in view
 
 
-def spread_note(s, me, qid: str, index: Sequence, graded: Mapping[str, int]) -> None:
+def spread_note(s, me, qid: str, index: Sequence, status) -> None:
     """Under the cards, once this annotator has given FLOOR grades here: the question where their next
     grades are likely to find more (labeler_app.spread), with a button to go there."""
-    if len(graded) < FLOOR:  # nothing to read before the floor: no query on the hot path
+    here = sp.here_counts(status, me.name)
+    if here[0] < FLOOR:  # nothing to read before the floor
         return
-    if (there := guard(better_elsewhere, s, me, qid, [x.query_id for x in index])) is None:
+    there = sp.better_elsewhere(me, qid, [x.query_id for x in index], my_judging(s, me, qid), here)
+    if there is None:
         return
     text = next((x.question for x in index if x.query_id == there.query_id), there.query_id)
     with st.container(key="spread-note"):

@@ -171,3 +171,20 @@ def judged_by(conn: Connection, *, collection: str, annotator: str) -> dict[str,
     rows = conn.execute(sa.select(q.c.query_id, sa.func.count()).join(q, q.c.id == j.c.question_id)
                         .where(j.c.annotator == annotator, q.c.collection_id == cid).group_by(q.c.query_id))
     return {**dict.fromkeys(voted, 0), **{query_id: n for query_id, n in rows}}
+
+
+def recent_yield(conn: Connection, *, collection: str, annotator: str, last: int,
+                 min_grade: int) -> dict[str, tuple[int, int]]:
+    """query_id -> (documents `annotator` judged on it, how many of their `last` grades there, in the
+    order first given, are >= `min_grade`): what the Label page's "likely to find more elsewhere" reads
+    (labeler_app.spread), one row per question, from a window over that annotator's judgments."""
+    q, j = S.questions, S.judgments
+    cid = collection_id(conn, collection)
+    newest = sa.func.row_number().over(partition_by=j.c.question_id,
+                                       order_by=(j.c.created_at.desc(), j.c.doc_id.desc())).label("newest")
+    mine = (sa.select(j.c.question_id, j.c.grade, newest).join(q, q.c.id == j.c.question_id)
+            .where(j.c.annotator == annotator, q.c.collection_id == cid).subquery())
+    found = sa.func.sum(sa.case((sa.and_(mine.c.newest <= last, mine.c.grade >= min_grade), 1), else_=0))
+    rows = conn.execute(sa.select(q.c.query_id, sa.func.count(), found).join(q, q.c.id == mine.c.question_id)
+                        .group_by(q.c.query_id))
+    return {query_id: (int(n), int(k or 0)) for query_id, n, k in rows}

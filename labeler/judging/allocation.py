@@ -21,14 +21,13 @@ FLOOR = 10  # judgments every question gets before any visit goes by yield
 VISIT = 10  # judgments a visit spends on one question (and the window its yield is read over)
 
 
-def visit_yield(flags: Sequence[bool], floor: int = FLOOR, visit: int = VISIT) -> float:
-    """A question's claim on the next visit, from its grades in judging order (True: relevant): above 1
-    while it has had fewer than `floor` judgments (the fewer, the higher), else the smoothed share of
-    relevant documents among its last `visit`."""
-    if len(flags) < floor:
-        return 2.0 - len(flags) / floor
-    last = flags[-visit:]
-    return (sum(last) + 1) / (len(last) + 2)
+def visit_yield(judged: int, found_last: int, floor: int = FLOOR, visit: int = VISIT) -> float:
+    """A question's claim on the next visit, from its `judged` grades so far and the relevant ones among
+    its last `visit` (`found_last`): above 1 while it has had fewer than `floor` judgments (the fewer, the
+    higher), else the smoothed share (found_last + 1) / (visit + 2)."""
+    if judged < floor:
+        return 2.0 - judged / floor
+    return (found_last + 1) / (min(judged, visit) + 2)
 
 
 def run_allocated(models: Mapping[str, ActiveOrder], oracles: Mapping[str, Oracle], total: int, *,
@@ -41,7 +40,7 @@ def run_allocated(models: Mapping[str, ActiveOrder], oracles: Mapping[str, Oracl
     open_ = dict.fromkeys(models)  # questions with documents left to judge and room in their budget
     spent = 0
     while spent < total and open_:
-        qid = max(open_, key=lambda q: visit_yield(flags[q], floor, visit))
+        qid = max(open_, key=lambda q: visit_yield(len(flags[q]), sum(flags[q][-visit:]), floor, visit))
         steps = floor - len(flags[qid]) if len(flags[qid]) < floor else visit
         exhausted = False
         for _ in range(min(steps, total - spent, budget - len(runs[qid].judged))):

@@ -84,6 +84,15 @@ class Judgments(Topic):
                 return {}
             return question_index.judged_by(conn, collection=collection, annotator=annotator)
 
+    def recent_yield(self, annotator: str, *, last: int, min_grade: int = 1,
+                     collection: str = DEFAULT_COLLECTION) -> dict[str, tuple[int, int]]:
+        """query_id -> (documents `annotator` judged there, relevant among their `last` grades there)."""
+        with self._db.read() as conn:
+            if C.revision(conn, collection) == 0:
+                return {}
+            return question_index.recent_yield(conn, collection=collection, annotator=annotator, last=last,
+                                               min_grade=min_grade)
+
     def annotator_spelling(self, name: str) -> str:
         """The spelling already in use for this annotator (same name up to case and spaces), else `name`
         with its spaces tidied: "alice " and "Alice" are one annotator, shown as first typed."""

@@ -3,9 +3,17 @@ grades, waits for FLOOR of them here, and names the question with the best claim
 from __future__ import annotations
 
 from labeler_app.access import Actor, Role, local_actor
-from labeler_app.spread import FLOOR, VISIT, better_elsewhere
+from labeler_app import spread
+
+FLOOR, VISIT = spread.FLOOR, spread.VISIT
 
 IDS = ["q1", "q2", "q3", "q4"]
+
+
+def better_elsewhere(store, me, qid, ids):
+    """The hint as the Label page asks for it: this question's figures from its status, the rest from the store."""
+    here = spread.here_counts(store.questions.status(qid), me.name)
+    return spread.better_elsewhere(me, qid, ids, spread.my_judging(store, me), here)
 
 
 def _grade(store, qid, relevant, n=FLOOR, annotator="alice"):
@@ -41,6 +49,20 @@ def test_spread_names_the_question_whose_last_visit_found_most(store):
     assert (there.query_id, there.here, there.there) == ("q2", 1, 4)
     assert f"your last {VISIT} found 4" in there.note
     assert better_elsewhere(store, me, "q2", IDS) is None  # the best place already
+    # the store's window and the question's own sequence agree on every question
+    mine = spread.my_judging(store, me)
+    assert {q: spread.here_counts(store.questions.status(q), me.name) for q in IDS} == dict(mine.counts)
+
+
+def test_spread_reads_the_last_visit_in_the_order_first_given(store):
+    _questions(store)
+    me = local_actor("alice")
+    _grade(store, "q1", 0)
+    for i in range(VISIT):  # q2: relevant first, then VISIT not relevant (of one second: by doc id, as the sequence)
+        store.judgments.set("q2", f"early-{i}", 3, annotator="alice")
+    _grade(store, "q2", 0)
+    store.judgments.set("q2", "early-0", 0, annotator="alice")  # a regrade keeps its place in the order
+    assert spread.my_judging(store, me).counts["q2"] == (2 * VISIT, 0)
 
 
 def test_spread_in_a_team_names_only_questions_the_annotator_graded(store):

@@ -22,10 +22,10 @@ class ListOrder:
 
 
 def test_visit_yield_by_hand():
-    assert visit_yield([], floor=4, visit=2) == 2.0
-    assert visit_yield([True, False], floor=4, visit=2) == 1.5  # under the floor: above any share
-    assert visit_yield([True] * 4, floor=4, visit=2) == pytest.approx(3 / 4)  # (2 + 1) / (2 + 2)
-    assert visit_yield([True, True, False, False], floor=4, visit=2) == pytest.approx(1 / 4)
+    assert visit_yield(0, 0, floor=4, visit=2) == 2.0
+    assert visit_yield(2, 1, floor=4, visit=2) == 1.5  # under the floor: above any share
+    assert visit_yield(4, 2, floor=4, visit=2) == pytest.approx(3 / 4)  # (2 + 1) / (2 + 2)
+    assert visit_yield(4, 0, floor=4, visit=2) == pytest.approx(1 / 4)
 
 
 def test_run_allocated_floor_then_the_richer_question():
