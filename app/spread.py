@@ -16,13 +16,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from labeler.judging.allocation import FLOOR, VISIT, visit_yield
+from labeler.judging.allocation import FLOOR, VISIT, tally, visit_yield
 from labeler_app.access import Actor, Can
-from labeler_app.judging_order import judging_sequence
+from labeler_app.judging_order import MIN_GRADE, judging_sequence
 from labeler_storage import Store
 from labeler_storage.records import QuestionStatus
-
-MIN_GRADE = 1
 
 
 @dataclass(frozen=True)
@@ -69,8 +67,7 @@ def my_judging(store: Store, actor: Actor) -> MyJudging:
 def here_counts(status: QuestionStatus, annotator: str) -> tuple[int, int]:
     """(documents the annotator judged on the question, relevant among their last VISIT grades), from the
     question's own judgments: the hint's figures for the question on screen never wait for a cache."""
-    flags = [g >= MIN_GRADE for _, g in judging_sequence(status, annotator)]
-    return len(flags), sum(flags[-VISIT:])
+    return tally([g >= MIN_GRADE for _, g in judging_sequence(status, annotator)])
 
 
 def better_elsewhere(actor: Actor, query_id: str, query_ids: Sequence[str], mine: MyJudging,

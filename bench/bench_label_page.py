@@ -43,7 +43,7 @@ def time_label_page(home: Path, corpus: Path, question: str, clicks: int) -> dic
     assert not at.exception, at.exception
     opened = time.perf_counter() - t0
     first_doc = next(m.value for m in at.markdown if "<small><code>" in m.value).split("<small><code>")[1]
-    n_candidates = sum(1 for g in at.segmented_control if g.key and g.key.startswith("cand-"))
+    n_candidates = sum(1 for g in at.segmented_control if (g.key or "").startswith("grade-"))  # one per card
 
     grade_control(at, "cand-0").set_value(1).run()  # warm: first click after opening
     times = []

@@ -21,6 +21,11 @@ FLOOR = 10  # judgments every question gets before any visit goes by yield
 VISIT = 10  # judgments a visit spends on one question (and the window its yield is read over)
 
 
+def tally(flags: Sequence[bool], visit: int = VISIT) -> tuple[int, int]:
+    """(judgments, relevant among the last `visit`) of a question's grades in judging order (True: relevant)."""
+    return len(flags), sum(flags[-visit:])
+
+
 def visit_yield(judged: int, found_last: int, floor: int = FLOOR, visit: int = VISIT) -> float:
     """A question's claim on the next visit, from its `judged` grades so far and the relevant ones among
     its last `visit` (`found_last`): above 1 while it has had fewer than `floor` judgments (the fewer, the
@@ -40,7 +45,7 @@ def run_allocated(models: Mapping[str, ActiveOrder], oracles: Mapping[str, Oracl
     open_ = dict.fromkeys(models)  # questions with documents left to judge and room in their budget
     spent = 0
     while spent < total and open_:
-        qid = max(open_, key=lambda q: visit_yield(len(flags[q]), sum(flags[q][-visit:]), floor, visit))
+        qid = max(open_, key=lambda q: visit_yield(*tally(flags[q], visit), floor, visit))
         steps = floor - len(flags[qid]) if len(flags[qid]) < floor else visit
         exhausted = False
         for _ in range(min(steps, total - spent, budget - len(runs[qid].judged))):

@@ -53,13 +53,15 @@ def test_a_declaration_in_the_app_cannot_read_secrets_or_run_code(text, message)
         sy.parse_declaration(text)
 
 
+TOKEN_DECLARATION = ('name = "acme"\nurl = "https://e.test/?q={query}"\n[headers]\n'
+                     'Authorization = "Bearer ${SEARCH_TOKEN}"\n[response]\nhits = "h"\nid = "i"\n')
+
+
 def test_env_references_listed_by_the_operator_are_allowed_and_never_stored_resolved(monkeypatch, tmp_path):
     monkeypatch.setenv(sy.SYSTEM_ENV, "SEARCH_TOKEN")
     monkeypatch.setenv("SEARCH_TOKEN", "s3cret")
-    text = ('name = "acme"\nurl = "https://e.test/?q={query}"\n[headers]\nAuthorization = "Bearer ${SEARCH_TOKEN}"\n'
-            '[response]\nhits = "h"\nid = "i"\n')
     with open_store(tmp_path / "labeler.db") as store:
-        assert sy.save_system(store, ADMIN, text) == "acme"
+        assert sy.save_system(store, ADMIN, TOKEN_DECLARATION) == "acme"
         stored = json.dumps(store.accounts.settings()["systems"])
         assert "${SEARCH_TOKEN}" in stored and "s3cret" not in stored
 
@@ -222,10 +224,8 @@ def test_a_saved_system_reading_a_variable_no_longer_offered_is_refused_when_use
 
     monkeypatch.setenv(sy.SYSTEM_ENV, "SEARCH_TOKEN")
     monkeypatch.setenv("SEARCH_TOKEN", "s3cret")
-    text = ('name = "acme"\nurl = "https://e.test/?q={query}"\n[headers]\nAuthorization = "Bearer ${SEARCH_TOKEN}"\n'
-            '[response]\nhits = "h"\nid = "i"\n')
     with open_store(tmp_path / "labeler.db") as store:
-        sy.save_system(store, ADMIN, text)
+        sy.save_system(store, ADMIN, TOKEN_DECLARATION)
         sy.system_for(store, ADMIN, "acme").close()  # offered: it can be used
         monkeypatch.setenv(sy.SYSTEM_ENV, "OTHER")  # the operator narrowed the list since it was saved
         for use in (lambda: sy.system_for(store, ADMIN, "acme"),
