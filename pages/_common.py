@@ -164,12 +164,16 @@ def actor() -> Actor:
 
 
 def refresh_label(key: str, label_of: Callable[[Any], str]) -> None:
-    """Before a select box (`key`) is drawn: when the label of its picked value changed since the box
-    last showed it (a new status mark, an edited text), send the value anew, or the box keeps showing
-    the old label. Only then: a value sent anew also resets what the user is typing into the box.
-    After drawing the box, call `shown_label` with what it shows."""
+    """Before a select box (`key`) is drawn: send its value anew to the browser when the box may show
+    another one. Two cases: the label of its picked value changed since the box last showed it (a new
+    status mark, an edited text), or the value is not the one the box last showed and no code set it
+    this run. That value came from the browser, and the browser may show another: a click sent before
+    the browser heard of the last run (just after N) carries the box's value from before it, and
+    Streamlit takes it without telling the browser, whose box had meanwhile moved on (the picker said
+    q-0002 over q-0001's cards). Only then: a value sent anew also resets what the user is typing into
+    the box. After drawing the box, call `shown_label` with what it shows."""
     before, value = st.session_state.get(f"_shown_{key}"), st.session_state.get(key)
-    if key in st.session_state and before is not None and before[0] == value and before[1] != label_of(value):
+    if key in st.session_state and before is not None and (before[0] != value or before[1] != label_of(value)):
         st.session_state[key] = value
 
 
