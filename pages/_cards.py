@@ -81,7 +81,12 @@ def grade_control(view: CandidateView, widget: str, on_grade: Grade, *, unanswer
     """The card's grade as one segmented control (one element, not a row of buttons: a click re-renders
     every card, and each element is a message to the browser). Clicking the selected grade clears it.
     While you mark the question unanswerable, only 0 is offered."""
-    if st.session_state.get(widget) != view.grade:
+    echoes = st.session_state.setdefault(ECHOES, {})
+    if st.session_state.get(widget) == view.grade:
+        echoes.pop(widget, None)  # the browser shows the saved grade
+    else:
+        if widget in st.session_state:
+            echoes[widget] = st.session_state[widget]  # what the browser shows until it hears of the next line
         st.session_state[widget] = view.grade  # what is saved, also after a key or an undo changed it
     options = sorted({0, view.grade} - {None}) if unanswerable else list(GRADES)
     st.segmented_control("Grade", options, key=widget, format_func=lambda g: f"{g} · {GRADES[g]}",
@@ -89,8 +94,32 @@ def grade_control(view: CandidateView, widget: str, on_grade: Grade, *, unanswer
                          args=(widget, view.doc_id, on_grade))
 
 
+# A control's value the browser sends back before it heard that the server set another (an undo, or a
+# grade saved elsewhere) is an echo, not a click: the browser sends every control's value with each
+# rerun, and a click on card 2 just after U carried card 1's grade from before the undo, which
+# Streamlit took for a change and saved again (the undo undone). A change back to what the control
+# showed before the server's set is held until the judging area runs (`settle_echoes`): saved if it
+# was the rerun's only grade change (a click: grade 2 given again after the undo showed), dropped if
+# another control changed in the same rerun (the click that carried the echo).
+ECHOES = "_grade_echoes"  # widget -> the grade its control showed before the server set another
+HELD = "_grade_echoes_held"  # this rerun's changes that may be echoes: (on_grade, doc_id, grade)
+CLICKED = "_grade_clicked"  # this rerun changed a grade control to a value it never showed: a click
+
+
 def _changed(widget: str, doc_id: str, on_grade: Grade) -> None:
-    on_grade(doc_id, st.session_state[widget])
+    value = st.session_state[widget]
+    if widget in st.session_state.get(ECHOES, {}) and st.session_state[ECHOES][widget] == value:
+        st.session_state.setdefault(HELD, []).append((on_grade, doc_id, value))
+        return
+    st.session_state[CLICKED] = True
+    on_grade(doc_id, value)
+
+
+def settle_echoes() -> None:
+    """First thing in the judging area's run, after the callbacks: save the held changes that were no echo."""
+    held, clicked = st.session_state.pop(HELD, []), st.session_state.pop(CLICKED, False)
+    for on_grade, doc_id, value in [] if clicked else held:
+        on_grade(doc_id, value)
 
 
 def keyboard_bar(focus: int, n: int, focused_doc: str, on_grade: Grade, on_move: Callable[[int], None], *,

@@ -1,7 +1,8 @@
 """A grade key saved through the grade route (pages/_grade_route.py) in Chromium, local mode on SQLite: the
 card shows the grade saved once the route has answered, the rerun after it moves the focus on, and a key without a ticket (as after a server restart) still grades, by the
 click alone; and a click the server hears only after it finished the next run (N pressed, the click on the
-old question's card) is saved, with the picker showing the question whose cards are on screen."""
+old question's card) is saved, with the picker showing the question whose cards are on screen; and a click just
+after U does not bring back the grade the undo took away."""
 from __future__ import annotations
 
 import os
@@ -31,6 +32,12 @@ def _history(url: str, doc: str) -> list[tuple[int, str]]:
         return [(e.grade, e.annotator) for e in store.judgments.history(QID) if e.doc_id == doc]
 
 
+def _current(url: str, doc: str) -> int | None:
+    """`doc`'s grade from ann now, None when it has none."""
+    with open_store(url) as store:
+        return next((e.grade for e in store.judgments.history(QID) if e.doc_id == doc and e.replaced_at is None), None)
+
+
 def _hold_server_messages(page) -> dict:
     """Pass the app's websocket through, holding what the server sends while `held["on"]`: each held
     message is a call in `held["messages"]` that delivers it."""
@@ -43,6 +50,29 @@ def _hold_server_messages(page) -> dict:
 
     page.route_web_socket("**/_stcore/stream", route)
     return held
+
+
+def _wait(page, check, what: str) -> None:
+    """Poll `check` inside Playwright calls: the websocket route hands messages on only while the test
+    waits in one (a time.sleep would hold the browser's messages too)."""
+    for _ in range(300):
+        if check():
+            return
+        page.wait_for_timeout(100)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def _release(held: dict) -> None:
+    """Deliver the held messages, and the next ones as they come."""
+    held["on"] = False
+    for send in held["messages"]:
+        send()
+    held["messages"].clear()
+
+
+def _card(page, doc: str) -> int:
+    """The place (0-based) of `doc`'s card among the first eight."""
+    return [_doc(page, n) for n in range(8)].index(doc)
 
 
 def _doc(page, n: int) -> str:
@@ -93,23 +123,36 @@ def test_grade_key_is_saved_by_the_route_before_the_rerun(sample_embeddings, pla
         third = _doc(page, 2)
         held["on"] = True
         page.keyboard.press("n")
-        for _ in range(100):  # Playwright hands on the messages only while the test waits in a Playwright call
-            if len(held["messages"]) > 20:
-                break
-            page.wait_for_timeout(100)
+        _wait(page, lambda: len(held["messages"]) > 20, "the N run's messages")
         page.wait_for_timeout(1500)  # the rest of the N run
         grade_option(page, 2, 3).click()
         page.wait_for_timeout(1000)  # the click's rerun starts on the server
-        held["on"] = False
-        for send in held.pop("messages"):
-            send()
+        _release(held)
         page.wait_for_timeout(1500)
         wait_ready(page)
         assert _history(url, third) == [(3, "ann")]  # saved under the question whose card was clicked
         heading = page.get_by_role("heading", level=3).first.inner_text()
         picker = page.get_by_test_id("stSelectbox").filter(has_text="Question to label").locator("input").input_value()
         assert heading in picker, (heading, picker)  # the box shows the question the cards are of
-        expect(grade_option(page, 2, 3)).to_have_attribute("aria-checked", "true")
+        expect(grade_option(page, _card(page, third), 3)).to_have_attribute("aria-checked", "true")
+        # U undoes that grade; a click on another card before the browser hears of the undo sends the third
+        # card's grade from before it with the click: an echo, not saved (the undo stays).
+        page.get_by_role("heading", level=1).first.click()
+        held["on"] = True
+        page.keyboard.press("u")
+        _wait(page, lambda: _history(url, third)[-1:] == [(3, "ann")] and not _current(url, third), "the undo")
+        page.wait_for_timeout(1500)  # the rest of the undo's run
+        fourth = _doc(page, 3)
+        grade_option(page, 3, 1).click()
+        page.wait_for_timeout(1000)
+        _release(held)
+        _wait(page, lambda: _current(url, fourth) == 1, "the fourth card's grade")
+        wait_ready(page)
+        assert not _current(url, third)  # the undo holds
+        card = _card(page, third)
+        expect(grade_option(page, card, 3)).to_have_attribute("aria-checked", "false")
+        grade_option(page, card, 3).click()  # given again, once the page showed the undo: a click, saved
+        _wait(page, lambda: _current(url, third) == 3, "the third card's grade given again")
     except BaseException:
         print("focus marks:", page.evaluate(MARKS))
         screenshot(page, "FAILED-grade-route", full_page=True)
