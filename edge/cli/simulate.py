@@ -53,9 +53,6 @@ def simulate_command(collection: Path, strategy: str, budget: int | None, stop_s
     if stop_sample < 0 or patience < 1:
         raise ConfigError("--stop-sample must be >= 0 and --patience >= 1",
                           hint="e.g. --stop-sample 20 --patience 10 (or --stop-sample 0 for no estimate).")
-    if (allocate or total) and strategy != "active" or total and not allocate:
-        raise ConfigError("--allocate and --total go with --strategy active, --total only with --allocate",
-                          hint="e.g. labeler simulate DATASET --strategy active --allocate --total 1000.")
     paths = (*run_files, *more_runs)
     if len(paths) == 1:
         raise ConfigError("Kendall tau needs at least two runs", hint="give two or more run files after --runs.")

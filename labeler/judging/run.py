@@ -4,6 +4,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from labeler.errors import ConfigError
 from labeler.judging.active import REGULARIZATION, ActiveOrder
 from labeler.judging.allocation import FLOOR, VISIT, run_allocated
 from labeler.judging.collection import SimulationCollection, open_collection
@@ -64,7 +65,11 @@ def simulate_collection(folder: str | Path, strategy: str, *, budget: int | None
 
     `allocate` (active only, no stopping estimate): `total` judgments (default: as many as the whole
     pool) spread over the questions by what each still finds (labeler.judging.allocation), at most
-    `budget` per question."""
+    `budget` per question. Refused (ConfigError) for another strategy, or `total` without `allocate`:
+    the result would name a strategy it did not run."""
+    if (allocate or total) and strategy != "active" or total and not allocate:
+        raise ConfigError("--allocate and --total go with --strategy active, --total only with --allocate",
+                          hint="e.g. labeler simulate DATASET --strategy active --allocate --total 1000.")
     col = collection or open_collection(folder, keep_scale=keep_scale)
     qrels = col.qrels
     pools = col.pools

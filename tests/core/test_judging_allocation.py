@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from judging_support import VOCABULARY, write_collection, write_qrels
+from labeler.errors import ConfigError
 from labeler.judging.allocation import run_allocated, visit_yield
 from labeler.judging.collection import open_collection
 from labeler.judging.run import simulate_collection
@@ -69,3 +70,10 @@ def test_simulate_allocated_spends_the_pool_total_and_cannot_peek(collection):
                    **{d: 0 if g else 1 for d, g in j.items() if d not in judged[q]}} for q, j in qrels.items()}
     write_qrels(folder, changed)
     assert {q: v["judged"] for q, v in _allocated(folder, encoder, budget=30)["questions"].items()} == judged
+
+
+@pytest.mark.parametrize("strategy,kw", [("pool", {"allocate": True}), ("active", {"total": 100}),
+                                         ("pool", {"total": 100, "allocate": True})])
+def test_simulate_refuses_allocation_where_it_would_not_run_it(tmp_path, strategy, kw):
+    with pytest.raises(ConfigError, match="go with --strategy active"):  # the JSON would name a strategy it did not run
+        simulate_collection(tmp_path, strategy, **kw)
