@@ -35,15 +35,16 @@ def _tag(*parts: str) -> str:
     return hashlib.blake2b("\0".join(parts).encode(), digest_size=6).hexdigest()
 
 
-def question_widget(name: str, qid: str) -> str:
-    """The key of control `name` (a button acting on the question, "unanswerable") on question `qid`: a click
-    the browser sent from another question's page (just after N) meets no control, as a grade does
+def question_widget(name: str, collection: str, qid: str) -> str:
+    """The key of control `name` (a button acting on the question, "unanswerable") on question `qid` of
+    `collection`: a click the browser sent from another question's page (just after N, or after a switch to
+    another collection, whose first question is q-0001 too) meets no control, as a grade does
     (`grade_widget`), instead of acting on the question the server has moved to."""
-    return f"{name}-{_tag(qid)}"
+    return f"{name}-{_tag(collection, qid)}"
 
 
-def grade_widget(qid: str, doc_id: str) -> str:
-    """The key of the grade control of document `doc_id` on question `qid`, wherever its card is.
+def grade_widget(collection: str, qid: str, doc_id: str) -> str:
+    """The key of the grade control of document `doc_id` on question `qid` of `collection`, wherever its card is.
 
     A grade control is known by what it grades, not by its place (the card around it is: `cand-3`).
     The browser sends every control's value with each rerun it asks for, also one asked for before the
@@ -51,12 +52,19 @@ def grade_widget(qid: str, doc_id: str) -> str:
     (`cand-1-grade`) such a value from an older page met a control that now held another document (the
     ungraded cards re-ordered, the dense candidates joining, the next question) and Streamlit called its
     callback: a grade was written on a document nobody graded, or cleared one just given. Now it meets the
-    control of the document it was given on, or none."""
-    return f"grade-{_tag(qid, doc_id)}"
+    control of the document it was given on, or none. The collection is part of it: question ids repeat
+    across collections, and a click sent just before a switch of collection was written on the other
+    collection's q-0001."""
+    return pair_widget("grade", collection, qid, doc_id)
 
 
-def candidate_card(view: CandidateView, n: int, key: str, on_grade: Grade, *, qid: str, focused: bool,
-                   unanswerable: bool, read_only: bool = False) -> None:
+def pair_widget(name: str, collection: str, qid: str, doc_id: str) -> str:
+    """The key of control `name` acting on (question, document) of `collection` (see `grade_widget`)."""
+    return f"{name}-{_tag(collection, qid, doc_id)}"
+
+
+def candidate_card(view: CandidateView, n: int, key: str, on_grade: Grade, *, collection: str, qid: str,
+                   focused: bool, unanswerable: bool, read_only: bool = False) -> None:
     """One candidate: title, badges, highlighted snippet, metadata, grade buttons, full text."""
     with st.container(border=True, key=key):
         # One markdown element for title, snippet, ids and the full text (an HTML <details>): a grade
@@ -73,7 +81,7 @@ def candidate_card(view: CandidateView, n: int, key: str, on_grade: Grade, *, qi
                     f"{f' · others: {others}' if others else ''}</small>{suggestion_markup(view)}"
                     + (f"\n\n<details><summary>Full text</summary>{full}</details>" if full else ""),
                     unsafe_allow_html=True)
-        grade_control(view, grade_widget(qid, view.doc_id), on_grade, unanswerable=unanswerable,
+        grade_control(view, grade_widget(collection, qid, view.doc_id), on_grade, unanswerable=unanswerable,
                       read_only=read_only)
 
 

@@ -65,7 +65,8 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
     mode = order_control(options[0])
     mine = status.votes_unanswerable(me.name)
     mark = not mine
-    options[1].button("Mark unanswerable" if mark else "Unmark unanswerable", key=question_widget("unanswerable", qid),
+    options[1].button("Mark unanswerable" if mark else "Unmark unanswerable",
+                      key=question_widget("unanswerable", s.collection, qid),
                       on_click=act, args=(lb.set_unanswerable, s, me, qid, mark), disabled=not me.can(Can.GRADE),
                       shortcut="X",
                       help="Your judgment: no document in the corpus answers this question. Others "
@@ -124,8 +125,8 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         keyboard_bar(focus, len(views), views[focus].doc_id, grade, move_focus, unanswerable=mine,
                      read_only=read_only, on_undo=(kb.undo, s, me, corp) if Keys.UNDO in st.session_state else None)
     for i, view in enumerate(views):
-        candidate_card(view, i + 1, f"cand-{i}", grade, qid=qid, focused=i == focus, unanswerable=mine,
-                       read_only=read_only)
+        candidate_card(view, i + 1, f"cand-{i}", grade, collection=s.collection, qid=qid, focused=i == focus,
+                       unanswerable=mine, read_only=read_only)
     if views:
         kb.show_focus(focus, reorders=mode == "active" and stop is not None,
                       ticket=None if read_only else kb.grade_ticket(s, me, qid, views, corp))
@@ -144,7 +145,10 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
         if note:
             st.caption(note)
         for i, hit in enumerate(hits):
-            candidate_card(hit, i + 1, f"hit-{i}", grade, qid=qid, focused=False, unanswerable=mine,
-                           read_only=read_only)
-    refuse_unsaved([*((f"card {i + 1}", grade_widget(qid, v.doc_id), v) for i, v in enumerate(views)),
-                    *((f"search result {i + 1}", grade_widget(qid, v.doc_id), v) for i, v in enumerate(hits))])
+            candidate_card(hit, i + 1, f"hit-{i}", grade, collection=s.collection, qid=qid, focused=False,
+                           unanswerable=mine, read_only=read_only)
+    def widget(v) -> str:
+        return grade_widget(s.collection, qid, v.doc_id)
+
+    refuse_unsaved([*((f"card {i + 1}", widget(v), v) for i, v in enumerate(views)),
+                    *((f"search result {i + 1}", widget(v), v) for i, v in enumerate(hits))])

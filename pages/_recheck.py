@@ -12,6 +12,7 @@ from labeler_app import stores as db
 from labeler_app.access import Actor
 from labeler_app.stores import Store
 from labeler_app.text import inert
+from labeler_pages._cards import pair_widget
 from labeler_pages._common import act, flash, guard, show_flash
 
 SLOT = "recheck_flash"
@@ -86,6 +87,10 @@ def _queue(s: Store, me: Actor, corp: Corpus, read_only: bool, stale) -> None:
         st.caption("Each document below changed (or went) after you graded it. Confirm your grade if it still "
                    "holds for the new text, or regrade it; until then evaluations count it as stale.")
         for i, item in enumerate(guard(rc.recheck_items, s, corp, me.name, stale)):
+            # Its buttons are keyed by the pair they act on, not the place: a second click sent before the
+            # first one's answer had reached the browser (the confirmed item gone, the others moved up)
+            # confirmed or removed the grade of the item that had moved into that place.
+            pair = pair_widget("recheck", s.collection, item.query_id, item.doc_id)
             with st.container(border=True, key=f"recheck-{i}"):
                 st.markdown(f"**{item.heading}**  \n{inert(item.question)}")
                 old, new = st.columns(2)
@@ -96,13 +101,13 @@ def _queue(s: Store, me: Actor, corp: Corpus, read_only: bool, stale) -> None:
                 new.markdown(item.new_markup or "_(no longer in the corpus)_")
                 buttons = st.columns([2, 1, 1, 1, 1, 3])
                 if item.reason == "deleted":
-                    buttons[0].button("Remove my grade", key=f"recheck-{i}-remove", disabled=read_only,
+                    buttons[0].button("Remove my grade", key=f"{pair}-remove", disabled=read_only,
                                       on_click=_remove, args=(s, me, item.query_id, item.doc_id))
                     continue
-                buttons[0].button(f"Still {item.grade}: confirm", key=f"recheck-{i}-confirm", type="primary",
+                buttons[0].button(f"Still {item.grade}: confirm", key=f"{pair}-confirm", type="primary",
                                   disabled=read_only, on_click=_confirm, args=(s, me, corp, item.query_id, item.doc_id))
                 for g in range(4):
-                    buttons[g + 1].button(f"{g}", key=f"recheck-{i}-g{g}", help=lb.GRADES[g], disabled=read_only,
+                    buttons[g + 1].button(f"{g}", key=f"{pair}-g{g}", help=lb.GRADES[g], disabled=read_only,
                                           on_click=_regrade, args=(s, me, corp, item.query_id, item.doc_id, g))
         if len(stale) > rc.RECHECK_PAGE:
             st.caption(f"{len(stale) - rc.RECHECK_PAGE} more after these.")

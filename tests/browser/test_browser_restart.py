@@ -165,8 +165,8 @@ def signed_out(page) -> bool:
 class Tab:
     """One annotator's tab and the clicks it made: (doc, grade) in order."""
 
-    def __init__(self, page, who: str) -> None:
-        self.page, self.who, self.clicks = page, who, []
+    def __init__(self, page, who: str, collection: str) -> None:
+        self.page, self.who, self.collection, self.clicks = page, who, collection, []
 
     def click(self, n: int, grade: int, *, redrawing: bool = False) -> tuple[str, int] | None:
         """Click grade `grade` on card n; None when the page refused it (a grade above it not answered
@@ -176,7 +176,7 @@ class Tab:
         name the document the card held before the redraw."""
         if redrawing:
             control = self.page.evaluate(CLICK_AT_ONCE, [n, grade])
-            doc = next(d for d in sample_doc_ids() if grade_widget(QID, d) == control)
+            doc = next(d for d in sample_doc_ids() if grade_widget(self.collection, QID, d) == control)
         else:
             doc = doc_of(self.page, n)
             grade_option(self.page, n, grade).click()
@@ -214,7 +214,7 @@ def test_restart_grade_saved_or_named(deployment, sig, browser):
     tabs = []
     try:
         server.wait_healthy()
-        tabs[:] = [Tab(open_tab(browser, server, team, who, where.collection), who) for who in users]
+        tabs[:] = [Tab(open_tab(browser, server, team, who, where.collection), who, where.collection) for who in users]
         idle, busy = tabs
         doc, grade = busy.click(0, 1)
         wait_until(lambda: saved(where, busy.who).get(doc) == grade, "the grade before the restart saved")

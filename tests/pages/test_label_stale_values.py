@@ -11,7 +11,7 @@ were lost. Here the stale request is sent as it was: the widget values of the ea
 from __future__ import annotations
 
 from browser_support import app_home, grade_card, grade_control, open_app, sample_embeddings, unanswerable_button  # noqa: F401
-from test_label_page import add_question, card_ids
+from test_label_page import add_question, card_ids, handbook, rewrite  # noqa: F401
 
 from labeler_storage.store import open_store
 
@@ -76,3 +76,47 @@ def test_label_mark_unanswerable_clicked_on_the_previous_question_never_marks_th
     # callback) or nothing; never question 2, which the server had moved to.
     assert not open_store().questions.status("q-0002").votes_unanswerable("asha"), \
         "a click on question 1's page marked question 2"
+
+
+def _queue_docs(tree, docs) -> list[str]:
+    """The documents of the Re-check queue's items, in the order the page lists them (each heading names one)."""
+    headings = [m.value for m in tree.markdown if "your grade" in m.value and "since you judged it" in m.value]
+    return [next(d for d in docs if f" · {d} · " in h) for h in headings]
+
+
+def _confirms(tree) -> list:
+    return [b for b in tree.button if b.key.startswith("recheck-") and b.key.endswith("-confirm")]
+
+
+def test_label_a_second_recheck_click_before_the_first_answer_acts_on_the_item_clicked(app_home, handbook):
+    at = add_question(open_app(annotator="asha"))
+    docs = card_ids(at)[:3]
+    for n in range(3):
+        grade_card(at, card_ids(at).index(docs[n]), 3)
+    rewrite(handbook, {d: lambda text: "Rewritten: " + text for d in docs})
+    at.run()
+    at.button(key="recheck-toggle").click().run()
+    assert not at.exception, at.exception
+    page_seen = at._tree  # three items to re-check: the annotator confirms the first two, quickly
+    queue = _queue_docs(page_seen, docs)
+    assert sorted(queue) == sorted(docs)
+    _confirms(at)[0].click().run()  # the first: its item leaves the queue, the others move up
+    assert not at.exception, at.exception
+    _confirms(page_seen)[1].click()  # the second, on the page as the browser still shows it
+    at._run(page_seen.get_widget_states())
+    assert not at.exception, at.exception
+    assert {j.doc_id for j in open_store().judgments.stale()} == {queue[2]}, "the second click confirmed another item"
+
+
+def test_label_a_click_sent_before_a_switch_of_collection_never_grades_the_other_collection(app_home):
+    at = add_question(open_app(annotator="asha"))  # q-0001 of the default collection
+    open_store().questions.add("How many vacation days do I get?", query_id="q-0001", collection="other")
+    at.run()
+    doc = card_ids(at)[0]
+    click = grade_control(at, "cand-0").set_value(2)._widget_state  # on the default collection's card
+    at.selectbox(key="collection_switch").set_value("other").run()
+    assert not at.exception, at.exception
+    at._run(with_grades_of(None, at, grades=[click]))  # heard after the switch's run
+    assert not at.exception, at.exception
+    assert open_store().judgments.list(query_id="q-0001", collection="other") == [], "graded in a collection not shown"
+    assert [(j.doc_id, j.grade) for j in open_store().judgments.list(query_id="q-0001")] == [(doc, 2)]  # where given
