@@ -265,3 +265,12 @@ def test_managing_the_team_as_admin(team):
     assert rows["new@example.org"]["added by"] == ADMIN.name and rows["ann@example.org"]["sign-in"] == "OIDC"
     with pytest.raises(InputError, match="last admin"):
         acc.update_user(team, ADMIN, ADMIN.name, role="viewer")
+
+
+def test_a_question_asked_again_is_refused_and_named(ws):
+    before = [q.query_id for q in ws.store.questions.index()]
+    qid = label.add_question(ws.store, ws.corpus, ANNOTATOR, "Is there a gym on site?")
+    with pytest.raises(InputError, match=f"already {qid}"):
+        label.add_question(ws.store, ws.corpus, ANNOTATOR, "  is there a GYM  on site? ")  # case and spaces aside
+    assert [q.query_id for q in ws.store.questions.index()] == [*before, qid]
+    assert label.add_question(ws.store, ws.corpus, ANNOTATOR, "Is there a gym on site at night?") != qid
