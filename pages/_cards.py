@@ -155,21 +155,9 @@ def keyboard_bar(focus: int, n: int, focused_doc: str, on_grade: Grade, on_move:
 NEW_QUESTION_BOX = "new-question-box"  # the popover's key: its state says whether it is open
 
 
-# The text of the question the form just added. A click sent from the page before the add's answer came
-# carries the form's values from then (the text typed, the popover open), which Streamlit takes: the form
-# came back open with the added question in it, as if nothing had been added.
-JUST_ADDED = "_question_just_added"
-
-
 def new_question_form(query_types: list[str], on_add: Callable[[], None], *, within=None) -> None:
     """Write a question and pick (or type) its query type: in a "New question" popover in the column
     `within` (it closes again once the question is added), or on the page itself (no `within`)."""
-    if (added := st.session_state.get(JUST_ADDED)) is not None:
-        typed = (st.session_state.get("new_question") or "").strip()
-        if typed == added:  # sent back from the page before the add
-            st.session_state.update({"new_question": "", "new_question_type": None, NEW_QUESTION_BOX: False})
-        elif typed:  # another question typed: the form is the user's again
-            st.session_state.pop(JUST_ADDED)
     box = within.popover("New question", key=NEW_QUESTION_BOX, on_change="rerun", icon=":material/add:",
                          width="stretch") if within is not None else st.container()
     with box, st.form("new-question-form", border=within is None, enter_to_submit=True):

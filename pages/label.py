@@ -12,7 +12,7 @@ from labeler_app import label as lb
 from labeler_app import workspace as ws
 from labeler_app.access import Can
 from labeler_app.systems import saved_systems
-from labeler_pages._cards import JUST_ADDED, NEW_QUESTION_BOX, demo_offer_box, new_question_form, question_picker, start_question
+from labeler_pages._cards import NEW_QUESTION_BOX, demo_offer_box, new_question_form, question_picker, start_question
 from labeler_pages._collections import open_demo
 from labeler_pages._common import HOLES_PARAM, Keys, act, actor, flash, guard, show_flash
 from labeler_pages._judging import judging
@@ -49,8 +49,7 @@ def _add_question() -> None:
     if qid:
         # the form folds away and the first candidate has the focus: the next keys grade it
         st.session_state.update({Keys.QUESTION: qid, Keys.FOCUS: 0, "new_question": "", "new_question_type": None,
-                                 NEW_QUESTION_BOX: False, SCROLL_PENDING: True,
-                                 JUST_ADDED: (st.session_state.get("new_question") or "").strip()})
+                                 NEW_QUESTION_BOX: False, SCROLL_PENDING: True})
 
 
 def _move_question(step: int) -> None:

@@ -120,20 +120,3 @@ def test_label_a_click_sent_before_a_switch_of_collection_never_grades_the_other
     assert not at.exception, at.exception
     assert open_store().judgments.list(query_id="q-0001", collection="other") == [], "graded in a collection not shown"
     assert [(j.doc_id, j.grade) for j in open_store().judgments.list(query_id="q-0001")] == [(doc, 2)]  # where given
-
-
-def test_label_a_click_sent_before_the_add_answered_never_brings_the_question_back_into_the_form(app_home):
-    at = add_question(open_app(annotator="asha"))
-    at.text_input(key="new_question").input("Is there a gym on site?")
-    at.button(key="FormSubmitter:new-question-form-Add question").click()
-    sent = at._tree.get_widget_states()  # the form as the browser committed it with the Add
-    at.run()
-    assert not at.exception, at.exception
-    assert at.session_state["new_question"] == "" and len(open_store().questions.index()) == 2
-    kept = [w for w in sent.widgets if "FormSubmitter" not in w.id]  # a later click carries the text, not the Add
-    del sent.widgets[:]
-    sent.widgets.extend(kept)
-    at._run(sent)  # a click on the old page, heard after the add's run
-    assert not at.exception, at.exception
-    assert at.text_input(key="new_question").value == "", "the added question came back into the form"
-    assert [q.question for q in open_store().questions.index()][1:] == ["Is there a gym on site?"]
