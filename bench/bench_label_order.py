@@ -28,13 +28,16 @@ def page_reruns(home: Path, mode: str, clicks: int) -> list[float]:
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
+    from labeler_pages._cards import new_question_keys
+
     fresh_app_home(home, f"page-{mode}", REPO / "sample_corpus")
     st.cache_resource.clear()
-    at = AppTest.from_file(str(REPO / "streamlit_app.py"), default_timeout=1800)
+    at = AppTest.from_file(str(REPO / "edge" / "streamlit_app.py"), default_timeout=1800)
     at.run()
     at.sidebar.text_input(key="annotator").input("bench").run()
-    at.text_input(key="new_question").input(QUESTION)
-    at.button(key="FormSubmitter:new-question-form-Add question").click().run()
+    keys = new_question_keys(at.session_state)
+    at.text_input(key=keys.text).input(QUESTION)
+    at.button(key=keys.submit).click().run()
     at.selectbox(key="judging_order").set_value(mode).run()
     grade_control(at, "cand-0").set_value(2).run()  # warm: the first fit, features cached
     times = []

@@ -31,6 +31,8 @@ def time_label_page(home: Path, corpus: Path, question: str, clicks: int) -> dic
     import streamlit as st
     from streamlit.testing.v1 import AppTest
 
+    from labeler_pages._cards import new_question_keys
+
     fresh_app_home(home, corpus.name, corpus)
     st.cache_resource.clear()
 
@@ -38,8 +40,9 @@ def time_label_page(home: Path, corpus: Path, question: str, clicks: int) -> dic
     at = AppTest.from_file(str(REPO / "edge" / "streamlit_app.py"), default_timeout=1800)
     at.run()
     at.sidebar.text_input(key="annotator").input("bench").run()
-    at.text_input(key="new_question").input(question)
-    at.button(key="FormSubmitter:new-question-form-Add question").click().run()
+    keys = new_question_keys(at.session_state)
+    at.text_input(key=keys.text).input(question)
+    at.button(key=keys.submit).click().run()
     assert not at.exception, at.exception
     opened = time.perf_counter() - t0
     first_doc = next(m.value for m in at.markdown if "<small><code>" in m.value).split("<small><code>")[1]

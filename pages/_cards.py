@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
+from typing import NamedTuple
 
 import streamlit as st
 
@@ -152,20 +153,51 @@ def keyboard_bar(focus: int, n: int, focused_doc: str, on_grade: Grade, on_move:
                       disabled=read_only or (unanswerable and g >= 1))
 
 
-NEW_QUESTION_BOX = "new-question-box"  # the popover's key: its state says whether it is open
+# The form's keys carry the number of questions it has added in this session. A click sent from the page
+# before an add's answer came carries the form as it was then (the text typed, the popover open), which
+# Streamlit took: the form came back open with the added question in it. Under a new number that old state
+# belongs to controls no longer drawn, and is dropped; the new form starts folded and empty.
+ADDED_HERE = "_questions_added_here"
+
+
+class NewQuestionKeys(NamedTuple):
+    box: str  # the popover: its state says whether it is open
+    form: str
+    text: str
+    query_type: str
+
+    @property
+    def submit(self) -> str:
+        """The form's button, as AppTest names it."""
+        return f"FormSubmitter:{self.form}-Add question"
+
+
+def new_question_keys(state=None) -> NewQuestionKeys:
+    """The keys of the form drawn now (`state`: a session state, Streamlit's own by default)."""
+    state = st.session_state if state is None else state
+    n = state[ADDED_HERE] if ADDED_HERE in state else 0
+    return NewQuestionKeys(f"new-question-box-{n}", f"new-question-form-{n}", f"new_question-{n}",
+                           f"new_question_type-{n}")
 
 
 def new_question_form(query_types: list[str], on_add: Callable[[], None], *, within=None) -> None:
     """Write a question and pick (or type) its query type: in a "New question" popover in the column
-    `within` (it closes again once the question is added), or on the page itself (no `within`)."""
-    box = within.popover("New question", key=NEW_QUESTION_BOX, on_change="rerun", icon=":material/add:",
+    `within` (it closes again once the question is added), or on the page itself (no `within`). `on_add`
+    reads the values under `new_question_keys()` and calls `question_added()` once it has added one."""
+    keys = new_question_keys()
+    box = within.popover("New question", key=keys.box, on_change="rerun", icon=":material/add:",
                          width="stretch") if within is not None else st.container()
-    with box, st.form("new-question-form", border=within is None, enter_to_submit=True):
+    with box, st.form(keys.form, border=within is None, enter_to_submit=True):
         c1, c2, c3 = st.columns([6, 3, 1.4], vertical_alignment="bottom") if within is None else (st, st, st)
-        c1.text_input("Question", key="new_question", placeholder="Ask it the way a user would")
-        c2.selectbox("Query type", query_types, index=None, key="new_question_type",
+        c1.text_input("Question", key=keys.text, placeholder="Ask it the way a user would")
+        c2.selectbox("Query type", query_types, index=None, key=keys.query_type,
                      accept_new_options=True, placeholder="choose or type a new one")
         c3.form_submit_button("Add question", type="primary", on_click=on_add, width="stretch")
+
+
+def question_added() -> None:
+    """The next run draws a new, folded and empty form."""
+    st.session_state[ADDED_HERE] = st.session_state.get(ADDED_HERE, 0) + 1
 
 
 def demo_offer_box(on_load: Callable[[], None]) -> None:

@@ -261,7 +261,7 @@ KEY_QUEUE = r"""<style>[data-testid="stMainBlockContainer"] { padding-top: 2.5re
     if (e.target.closest && e.target.closest('button, [role=option], [role=switch], input, label')) hold(400);
   }, true);
   document.addEventListener('keydown', (e) => {
-    const submits = e.key === 'Enter' && typing(e.target) && e.target.closest('.st-key-new_question') &&
+    const submits = e.key === 'Enter' && typing(e.target) && e.target.closest('[class*="st-key-new_question-"]') &&
       e.target.value.trim();
     if (typing(e.target) && (e.key === 'Escape' || submits)) {
       const box = left = e.target;

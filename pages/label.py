@@ -12,7 +12,8 @@ from labeler_app import label as lb
 from labeler_app import workspace as ws
 from labeler_app.access import Can
 from labeler_app.systems import saved_systems
-from labeler_pages._cards import NEW_QUESTION_BOX, demo_offer_box, new_question_form, question_picker, start_question
+from labeler_pages._cards import (demo_offer_box, new_question_form, new_question_keys, question_added, question_picker,
+                                  start_question)
 from labeler_pages._collections import open_demo
 from labeler_pages._common import HOLES_PARAM, Keys, act, actor, flash, guard, show_flash
 from labeler_pages._judging import judging
@@ -42,14 +43,12 @@ if read_only := not me.can(Can.GRADE):
 
 
 def _add_question() -> None:
-    if not (st.session_state.get("new_question") or "").strip():
+    keys = new_question_keys()
+    if not (text := st.session_state.get(keys.text) or "").strip():
         return flash("Write the question first.", "warning")
-    qid = act(lb.add_question, s, corp, me, st.session_state.get("new_question") or "",
-              st.session_state.get("new_question_type") or "")
-    if qid:
-        # the form folds away and the first candidate has the focus: the next keys grade it
-        st.session_state.update({Keys.QUESTION: qid, Keys.FOCUS: 0, "new_question": "", "new_question_type": None,
-                                 NEW_QUESTION_BOX: False, SCROLL_PENDING: True})
+    if qid := act(lb.add_question, s, corp, me, text, st.session_state.get(keys.query_type) or ""):
+        question_added()  # the form folds away and the first candidate has the focus: the next keys grade it
+        st.session_state.update({Keys.QUESTION: qid, Keys.FOCUS: 0, SCROLL_PENDING: True})
 
 
 def _move_question(step: int) -> None:

@@ -258,6 +258,19 @@ def open_app(page: str | None = None, *, annotator: str | None = None):
     return at
 
 
+def submit_question(at, text: str | None = None, query_type: str | None = None):
+    """AppTest: type `text` (and pick `query_type`) in the new-question form drawn now and press Add question
+    (with no text: press it on the empty form); returns `at`, run."""
+    from labeler_pages._cards import new_question_keys
+
+    keys = new_question_keys(at.session_state)
+    if text is not None:
+        at.text_input(key=keys.text).input(text)
+    if query_type is not None:
+        at.selectbox(key=keys.query_type).set_value(query_type)
+    return at.button(key=keys.submit).click().run()
+
+
 def grade_control(at, key: str):
     """AppTest: the grade control of card `key` ("cand-0", "hit-2"); its own key names the question and
     document it grades (pages/_cards.py grade_widget), so it is found inside the card's container."""

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from labeler_app import background
-from browser_support import app_home, grade_card, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
+from browser_support import app_home, grade_card, open_app, sample_embeddings, submit_question, texts  # noqa: F401 - fixtures
 
 
 def test_build_reports_progress_and_its_result():
@@ -63,8 +63,7 @@ def test_label_page_offers_bm25_candidates_while_dense_builds(monkeypatch, tmp_p
     st.cache_data.clear()
     try:
         at = open_app(annotator="asha")
-        at.text_input(key="new_question").input("How many vacation days do I get?")
-        at.button(key="FormSubmitter:new-question-form-Add question").click().run()
+        submit_question(at, "How many vacation days do I get?")
         assert not at.exception, at.exception
         notes = [m for m in texts(at.info) if "dense index is still being built" in m]
         if notes:  # the page went on with BM25 alone: only BM25 badges
@@ -93,8 +92,7 @@ def test_a_rerun_never_opens_the_index_again(app_home, sample_embeddings, monkey
     real = retrieval.open_retriever
     monkeypatch.setattr(retrieval, "open_retriever", lambda *a, **k: opened.append(1) or real(*a, **k))
     at = open_app(annotator="asha")
-    at.text_input(key="new_question").input("How many vacation days do I get?")
-    at.button(key="FormSubmitter:new-question-form-Add question").click().run()
+    submit_question(at, "How many vacation days do I get?")
     assert not at.exception, at.exception
     assert len(opened) == 1
     for card, grade in ((0, 2), (1, 0), (0, 3)):

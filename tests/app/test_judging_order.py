@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from browser_support import app_home, grade_card, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
+from browser_support import app_home, grade_card, open_app, sample_embeddings, submit_question, texts  # noqa: F401 - fixtures
 
 from labeler.candidates import pool_candidates
 from labeler.config import RunConfig
@@ -190,8 +190,7 @@ def card_badges(at) -> list[list[str]]:
 
 def test_judging_order_blind_judging_shows_no_model_rank_nor_retriever_rank(app_home):
     at = open_app(annotator="asha")
-    at.text_input(key="new_question").input(QUESTION)
-    at.button(key="FormSubmitter:new-question-form-Add question").click().run()
+    submit_question(at, QUESTION)
     grade_card(at, 0, 2)
     shown = [b for h in card_badges(at) for b in h]
     assert "model #1" in shown and any(b.startswith(("BM25 #", "dense #")) for b in shown)

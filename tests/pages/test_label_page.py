@@ -7,18 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from browser_support import app_home, card_grade, card_grades_offered, grade_card, grade_control, open_app, sample_embeddings, texts, unanswerable_button  # noqa: F401 - fixtures
+from browser_support import app_home, card_grade, card_grades_offered, grade_card, grade_control, open_app, sample_embeddings, submit_question, texts, unanswerable_button  # noqa: F401 - fixtures
 
 from labeler.paths import SAMPLE_CORPUS
+from labeler_pages._cards import new_question_keys
 from labeler_storage.store import open_store
 
 QUESTION = "How many vacation days do new employees get?"
 
 
 def add_question(at, text: str = QUESTION, query_type: str = "numeric-fact"):
-    at.text_input(key="new_question").input(text)
-    at.selectbox(key="new_question_type").set_value(query_type)
-    at.button(key="FormSubmitter:new-question-form-Add question").click().run()
+    submit_question(at, text, query_type)
     assert not at.exception, at.exception
     return at
 
@@ -183,7 +182,7 @@ def test_label_corpus_error_is_shown_not_raised(app_home, tmp_path, monkeypatch)
 
 def test_label_empty_question_is_refused_with_a_message(app_home):
     at = open_app(annotator="asha")
-    at.button(key="FormSubmitter:new-question-form-Add question").click().run()
+    submit_question(at)
     assert any("Write the question first" in w for w in texts(at.warning))
     assert open_store().questions.list() == []
 
@@ -386,8 +385,9 @@ def test_label_new_question_folds_away_and_the_first_card_takes_the_keys(app_hom
     at = open_app(annotator="asha")
     assert not at.get("popover")  # no question yet: the form is on the page
     add_question(at)
-    assert at.session_state["new-question-box"] is False  # a closed popover from now on: the candidates are in view
-    assert at.get("popover") and at.text_input(key="new_question").value == ""
+    keys = new_question_keys(at.session_state)
+    assert keys.box == "new-question-box-1"  # a new form, as a closed popover: the candidates are in view
+    assert at.session_state[keys.box] is False and at.get("popover") and at.text_input(key=keys.text).value == ""
     assert at.session_state["focus"] == 0
     scripts = [h.proto.body for h in at.get("html") if "scrollIntoView" in h.proto.body]
     assert scripts and ".st-key-cand-0" in scripts[-1]  # scrolled to, so the next keys grade it
@@ -395,7 +395,7 @@ def test_label_new_question_folds_away_and_the_first_card_takes_the_keys(app_hom
     assert any("**X** unanswerable" in c and "**Esc** leaves a text box" in c for c in texts(at.caption))
     assert any("**X** mark unanswerable" in c.proto.help for c in at.caption)
     at.run()  # a rerun later: still folded, although questions were never added in this run
-    assert at.session_state["new-question-box"] is False
+    assert at.session_state[keys.box] is False
 
 
 def preview(at) -> str:

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from labeler_app import systems as sy
 from labeler_app.access import local_actor
 from labeler_app.background import Pending
-from browser_support import app_home, grade_control, open_app, sample_embeddings, texts  # noqa: F401 - fixtures
+from browser_support import app_home, grade_control, open_app, sample_embeddings, submit_question, texts  # noqa: F401 - fixtures
 from labeler.config import RunConfig
 from labeler.errors import LabelerError
 from labeler.paths import SAMPLE_CORPUS
@@ -120,8 +120,7 @@ def test_label_page_pools_candidates_from_a_saved_system_too(app_home, endpoint)
     store = open_store()
     sy.save_system(store, ADMIN, endpoint.replace('name = "served"', 'name = "acme"'))
     at = open_app(annotator="asha")
-    at.text_input(key="new_question").input("How many vacation days do I get?")
-    at.button(key="FormSubmitter:new-question-form-Add question").click().run()
+    submit_question(at, "How many vacation days do I get?")
     at.selectbox(key="extra_system").set_value("acme").run()
     assert not at.exception, at.exception
     badges = " ".join(m.value for m in at.markdown)
@@ -200,8 +199,7 @@ def test_label_page_judges_while_a_pooled_system_is_slow_and_its_candidates_join
     try:
         sy.save_system(open_store(), ADMIN, slow.text)
         at = open_app(annotator="asha")
-        at.text_input(key="new_question").input("How many vacation days do I get?")
-        at.button(key="FormSubmitter:new-question-form-Add question").click().run()
+        submit_question(at, "How many vacation days do I get?")
         t0 = time.monotonic()
         at.selectbox(key="extra_system").set_value("slowpoke").run()
         assert not at.exception, at.exception
