@@ -1,8 +1,9 @@
 """A grade key saved through the grade route (pages/_grade_route.py) in Chromium, local mode on SQLite: the
 card shows the grade saved once the route has answered, the rerun after it moves the focus on, and a key without a ticket (as after a server restart) still grades, by the
 click alone; and a click the server hears only after it finished the next run (N pressed, the click on the
-old question's card) is saved, with the picker showing the question whose cards are on screen; and a click just
-after U does not bring back the grade the undo took away."""
+old question's card) is saved, with the picker showing the question whose cards are on screen; a click just
+after U does not bring back the grade the undo took away; and a click just after Add question does not bring
+the form back with the added question in it."""
 from __future__ import annotations
 
 import os
@@ -12,6 +13,7 @@ from pathlib import Path
 import pytest
 from browser_support import AppServer, grade_option, launch_chromium, sample_embeddings, screenshot, wait_ready  # noqa: F401
 from playwright.sync_api import expect
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from labeler_pages._grade_route import GRADE_ROUTE
 from labeler_storage import open_store
@@ -24,6 +26,7 @@ MARKS = """() => [...document.querySelectorAll('[data-focus-mark]')].map((m) => 
   card: m.dataset.focusMark, run: m.dataset.run, ticket: m.hasAttribute('data-ticket'),
   options: document.querySelectorAll('.st-key-cand-' + m.dataset.focusMark + ' [class*="st-key-grade-"] button[role=radio]').length,
   keys: document.body.classList.contains('labeler-keys'), queued: (window.__labelerKeys || []).length}))"""
+ADDED = "Who approves a trip abroad?"
 FOCUSED = "() => Number(document.querySelector('[data-focus-mark]')?.dataset.focusMark ?? -1)"
 
 
@@ -38,14 +41,26 @@ def _current(url: str, doc: str) -> int | None:
         return next((e.grade for e in store.judgments.history(QID) if e.doc_id == doc and e.replaced_at is None), None)
 
 
+def _questions(url: str) -> list[str]:
+    with open_store(url) as store:
+        return [q.question.question for q in store.questions.list()]
+
+
 def _hold_server_messages(page) -> dict:
     """Pass the app's websocket through, holding what the server sends while `held["on"]`: each held
-    message is a call in `held["messages"]` that delivers it."""
-    held = {"on": False, "messages": []}
+    message is a call in `held["messages"]` that delivers it; `held["finished"]` counts the held ends of
+    whole-page runs (that finished, not stopped for a rerun)."""
+    held = {"on": False, "messages": [], "finished": 0}
+
+    def hold(ws, m) -> None:
+        held["messages"].append(lambda: ws.send(m))
+        msg = ForwardMsg.FromString(m) if isinstance(m, bytes) else None
+        if msg is not None and msg.WhichOneof("type") == "script_finished" and msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+            held["finished"] += 1
 
     def route(ws) -> None:
         server = ws.connect_to_server()
-        server.on_message(lambda m: held["messages"].append(lambda: ws.send(m)) if held["on"] else ws.send(m))
+        server.on_message(lambda m: hold(ws, m) if held["on"] else ws.send(m))
         ws.on_message(server.send)
 
     page.route_web_socket("**/_stcore/stream", route)
@@ -63,11 +78,15 @@ def _wait(page, check, what: str) -> None:
 
 
 def _release(held: dict) -> None:
-    """Deliver the held messages, and the next ones as they come."""
+    """Deliver the held messages, then the next ones as they come, in the order the server sent them: a
+    message that arrives while the held ones are being delivered (each send is a Playwright call, during
+    which the route hears the server) joins the queue. Before, it went ahead of the rest: the click's run
+    overtook the end of the N run, and the browser, left with question 2's controls, showed question 1's
+    cards without their grades (a failure of this harness in CI, reproduced by that order; a websocket
+    keeps the server's order)."""
+    while held["messages"]:
+        held["messages"].pop(0)()
     held["on"] = False
-    for send in held["messages"]:
-        send()
-    held["messages"].clear()
 
 
 def _card(page, doc: str) -> int:
@@ -123,8 +142,7 @@ def test_grade_key_is_saved_by_the_route_before_the_rerun(sample_embeddings, pla
         third = _doc(page, 2)
         held["on"] = True
         page.keyboard.press("n")
-        _wait(page, lambda: len(held["messages"]) > 20, "the N run's messages")
-        page.wait_for_timeout(1500)  # the rest of the N run
+        _wait(page, lambda: held["finished"], "the end of the N run")  # the click comes after it
         grade_option(page, 2, 3).click()
         page.wait_for_timeout(1000)  # the click's rerun starts on the server
         _release(held)
@@ -153,6 +171,24 @@ def test_grade_key_is_saved_by_the_route_before_the_rerun(sample_embeddings, pla
         expect(grade_option(page, card, 3)).to_have_attribute("aria-checked", "false")
         grade_option(page, card, 3).click()  # given again, once the page showed the undo: a click, saved
         _wait(page, lambda: _current(url, third) == 3, "the third card's grade given again")
+        wait_ready(page)
+        # A click just after Add question, before the browser hears of the add, carries the form as it was
+        # (the text typed, the popover open): the form stays folded and empty, and the question is added once.
+        page.get_by_role("button", name="New question").click()
+        page.get_by_role("textbox", name="Question", exact=True).fill(ADDED)
+        held["on"] = True
+        page.get_by_role("button", name="Add question").click()
+        _wait(page, lambda: _questions(url).count(ADDED) == 1, "the question added")
+        page.wait_for_timeout(1500)  # the rest of the add's run
+        grade_option(page, 5, 2).click()
+        page.wait_for_timeout(1000)
+        _release(held)
+        page.wait_for_timeout(1500)
+        wait_ready(page)
+        expect(page.get_by_role("textbox", name="Question", exact=True)).to_be_hidden()
+        page.get_by_role("button", name="New question").click()
+        expect(page.get_by_role("textbox", name="Question", exact=True)).to_have_value("")
+        assert _questions(url).count(ADDED) == 1
     except BaseException:
         print("focus marks:", page.evaluate(MARKS))
         screenshot(page, "FAILED-grade-route", full_page=True)
