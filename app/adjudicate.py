@@ -94,10 +94,11 @@ def disputes(store: Store, actor: Actor, *, open_only: bool = False) -> list[Dis
 
 
 def dispute_rows(items: Sequence[Dispute]) -> list[dict[str, Any]]:
-    """The queue as table rows: every grade with who gave it."""
+    """The queue as table rows: every grade with who gave it; the final grade as text ("" while open: one
+    type in the column, which Arrow needs)."""
     return [{"query_id": d.query_id, "doc_id": d.doc_id,
              "grades": ", ".join(f"{a}: {g}" for a, g in sorted(d.grades.items())),
-             "consensus": d.consensus, "spread": d.spread, "final": "" if d.final is None else d.final.grade,
+             "consensus": d.consensus, "spread": d.spread, "final": "" if d.final is None else str(d.final.grade),
              "by": "" if d.final is None else d.final.by, "note": "" if d.final is None else d.final.note}
             for d in items]
 

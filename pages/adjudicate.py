@@ -55,7 +55,10 @@ else:
         keys = [f"{d.query_id} · {d.doc_id}" for d in shown]
 
         def _set(drawn: list[adj.Dispute], drawn_keys: list[str]) -> None:  # the queue the form was drawn with
-            d, grade = drawn[drawn_keys.index(st.session_state["adjudicate_pick"])], st.session_state[GRADE]
+            if (pick := st.session_state["adjudicate_pick"]) not in drawn_keys:  # sent from an older page
+                return flash(f"Not saved: {inert(pick)} is not in the queue shown now. Pick it again.", "warning",
+                             slot=FORM_SLOT)
+            d, grade = drawn[drawn_keys.index(pick)], st.session_state[GRADE]
             if act(adj.set_final_grade, s, me, d.query_id, d.doc_id, grade, st.session_state[NOTE], slot=FORM_SLOT):
                 flash(f"Final grade {grade} set for {inert(d.doc_id)} on {inert(d.query_id)}.", "success")
                 st.session_state.update({GRADE: None, NOTE: ""})  # a refused form keeps what was typed

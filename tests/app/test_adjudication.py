@@ -38,6 +38,13 @@ def test_the_queue_holds_the_disputed_documents_with_every_grade(store):
     assert [(d.query_id, d.doc_id, dict(d.grades), d.spread, d.splits_relevance) for d in items] == [
         ("q1", "d1", {"ann": 2, "bob": 0}, 2, True), ("q1", "d3", {"ann": 3, "bob": 1}, 2, False)]
     assert adj.dispute_rows(items)[0]["grades"] == "ann: 2, bob: 0"
+    adj.adjudicate(store, LEAD, "q1", "d1", 1, "partly")
+    rows = adj.dispute_rows(adj.disputes(store, LEAD))
+    assert [r["final"] for r in rows] == ["", "1"]  # one type in the column: Arrow takes it as it is
+    import pandas as pd
+    import pyarrow as pa
+
+    pa.Table.from_pandas(pd.DataFrame(rows))  # raised ArrowTypeError on a mixed column (Streamlit then logged it)
 
 
 def test_imported_grades_are_no_one_in_the_queue(store):
@@ -187,3 +194,33 @@ def test_adjudicate_page_preselects_no_grade_and_refuses_until_one_is_chosen(app
     assert any("Final grade 0 set for leave-001" in m for m in texts(at.success))
     with open_store() as s:
         assert s.judgments.adjudications()[("q1", "leave-001")].grade == 0
+
+
+def test_adjudicate_a_form_sent_from_an_older_queue_sets_nothing_and_says_so(app_home):
+    """The form's submit carries the document picked on the page the browser showed. Sent before the answer
+    to "Open only" came (the queue shown shrank meanwhile), it named a document no longer in the queue the
+    server drew: a traceback, before. Replayed as AppTest: the older page's values, run again."""
+    from browser_support import texts
+
+    at = adjudicate_page_with_one_dispute()
+    with open_store() as s:
+        s.judgments.set("q1", "leave-002", 2, annotator="ann")
+        s.judgments.set("q1", "leave-002", 0, annotator="bob")
+    at.run()
+    at.selectbox(key="adjudicate_pick").set_value("q1 · leave-001")
+    at.radio(key="adjudicate_grade").set_value(2)
+    at.text_input(key="adjudicate_note").input("States the number of days.")
+    at.button(key="FormSubmitter:adjudicate-form-Set the final grade").click().run()
+    at.toggle(key="adjudicate_open_only").set_value(False).run()
+    assert "Queue (1 open of 2)" in [h.value for h in at.subheader]
+    older = at._tree  # every document listed, the adjudicated one too
+    at.toggle(key="adjudicate_open_only").set_value(True).run()  # the queue drawn now: leave-002 alone
+    older.selectbox(key="adjudicate_pick").set_value("q1 · leave-001")
+    older.radio(key="adjudicate_grade").set_value(3)
+    older.text_input(key="adjudicate_note").input("Answers it fully.")
+    older.button(key="FormSubmitter:adjudicate-form-Set the final grade").click()
+    at._run(older.get_widget_states())
+    assert not at.exception, at.exception
+    assert any("Not saved: q1 · leave-001 is not in the queue shown now" in w for w in texts(at.warning))
+    with open_store() as s:
+        assert {k: a.grade for k, a in s.judgments.adjudications().items()} == {("q1", "leave-001"): 2}
