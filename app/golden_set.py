@@ -213,7 +213,7 @@ def import_golden_file(store: Store, actor: Actor, uploaded: IO[bytes], corpus: 
 
 def upload_hint(hint: str) -> str:
     """An import hint in the page's words: the checkboxes, not the CLI flags they stand for."""
-    return (hint.replace("pass keep_scale=True (CLI: --keep-scale)", "tick \"Keep the file's own grade scale\"")
+    return (hint.replace("with --keep-scale (in Python: keep_scale=True)", "when you tick \"Keep the file's own grade scale\"")
             .replace("--no-check-doc-ids", "untick \"Refuse documents missing from the corpus\""))
 
 

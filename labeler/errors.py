@@ -32,8 +32,9 @@ class LabelerError(Exception):
             where = self.path + (f":{self.line}" if self.line is not None else "") + ": "
         elif self.line is not None:
             where = f"line {self.line}: "
+        stop = "" if not self.hint or self.message.endswith((".", "!", "?", ":")) else "."  # a sentence, then the hint
         hint = f" Hint: {self.hint}" if self.hint else ""
-        return f"{where}{self.message}{hint}"
+        return f"{where}{self.message}{stop}{hint}"
 
 
 class InputError(LabelerError):
@@ -92,9 +93,9 @@ class BadLinesError(InputError):
 
 
 class GoldenFormatError(BadLinesError):
-    """A golden-set file has one or more bad lines; nothing from it was imported."""
+    """A golden-set file has one or more bad lines; nothing from it was used (imported, or scored)."""
 
-    consequence = "nothing was imported."
+    consequence = "nothing from the file was used."
 
 
 class RunFormatError(BadLinesError, RunFileError):

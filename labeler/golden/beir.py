@@ -194,7 +194,7 @@ def read_beir_golden(folder: str | Path, *, split: str = "test", keep_scale: boo
         if path_kind(p) != "file":
             raise InputError(f"not a BEIR folder: {p.relative_to(folder)} is missing", path=folder,
                              hint="a BEIR folder holds queries.jsonl and qrels/test.tsv; "
-                                  "for a golden JSONL file pass the file itself.")
+                                  "(to score or import a golden JSONL file, pass the file itself).")
     with ExitStack() as files:
         try:
             fq, fr = (files.enter_context(open(p, "rb")) for p in (queries_path, qrels_path))

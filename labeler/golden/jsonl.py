@@ -17,7 +17,7 @@ Where the design is silent this module decides:
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -32,7 +32,26 @@ from labeler.golden.validation import HINT_EMPTY, Problems, query_from_object
 MAX_GOLDEN_QUESTIONS = 20_000
 MAX_GOLDEN_BYTES = 100 << 20
 HINT_IMPORT = "split the file and import the parts one by one (each import adds to the collection)."
-from labeler.jsonlines import BadLine, json_values, open_lines, parse_json_lines, path_kind, write_text_atomic
+from labeler.jsonlines import BadLine, Line, json_values, open_lines, path_kind, split_lines, write_text_atomic
+
+
+HINT_GOLDEN = ("a golden set is a golden JSONL file (one JSON object a line, as `labeler export` writes) or a BEIR "
+               "folder (queries.jsonl + qrels/test.tsv); a run is scored against one: `labeler score GOLDEN RUN`.")
+_TREC_SHAPES = {4: ("0", "TREC qrels (query_id 0 doc_id grade)"), 6: ("Q0", "a TREC run (query_id Q0 doc_id rank score tag)")}
+
+
+def _refuse_trec(lines: Iterable[Line], source: str | None) -> Iterator[Line]:
+    """The lines, unless the first one is a TREC qrels or run line: then one error naming the format. Read
+    as JSON such a file gave a bad line for every line (1,000 listed for a qrels file; for a run, the limit
+    on questions first, with a hint to split it)."""
+    checked = False
+    for n, raw in lines:
+        if not checked and isinstance(raw, str) and raw.strip():
+            checked = True
+            fields = raw.split()
+            if (shape := _TREC_SHAPES.get(len(fields))) and fields[1] == shape[0]:
+                raise InputError(f"this is {shape[1]}, not a golden set", path=source, line=n, hint=HINT_GOLDEN)
+        yield n, raw
 
 
 def _parse_golden_values(values: Iterable[tuple[int, Any]], source: str | None, keep_scale: bool,
@@ -71,7 +90,7 @@ def _parse_golden_values(values: Iterable[tuple[int, Any]], source: str | None, 
 def parse_golden_jsonl(text: str, *, source: str | None = None, keep_scale: bool = False,
                        doc_ids: Collection[str] | None = None) -> GoldenSet:
     """Parse golden JSONL v1 text; every bad line is reported in one GoldenFormatError."""
-    return _parse_golden_values(parse_json_lines(text), source, keep_scale, doc_ids)
+    return _parse_golden_values(json_values(_refuse_trec(split_lines(text), source)), source, keep_scale, doc_ids)
 
 
 def _query_object(q: GoldenQuery) -> dict[str, Any]:
@@ -114,7 +133,7 @@ def read_golden(path: str | Path | IO, *, keep_scale: bool = False, doc_ids: Col
             raise InputError("expected the path of a golden file, got text that looks like JSONL",
                              hint="pass a file path, or parse text with parse_golden_jsonl.")
     with open_lines(path, max_bytes=max_bytes, hint=HINT_IMPORT) as (source, lines):
-        return _parse_golden_values(json_values(lines), source, keep_scale, doc_ids, max_questions)
+        return _parse_golden_values(json_values(_refuse_trec(lines, source)), source, keep_scale, doc_ids, max_questions)
 
 
 def validate_golden(golden: GoldenSet, *, keep_scale: bool = False,

@@ -27,12 +27,12 @@ DOC_ID_MAPS = ("doc_hashes", "adjudicated")
 ANNOTATOR_DOC_ID_MAPS = ("annotations",)  # annotator -> {doc id: grade}
 
 HINT_GENERIC = (
-    "fix the listed lines and import again; nothing was imported. Each line is one JSON object "
+    "fix the listed lines and try again; nothing from the file was used. Each line is one JSON object "
     'like {"query_id": "q-1", "question": "...", "relevance": {"doc-7": 2}}.'
 )
 HINT_SCALE = (
-    "grades are 0 (not relevant) to 3 (answers fully). To keep this file's own scale "
-    "(e.g. Cranfield's -1 and 1-4), pass keep_scale=True (CLI: --keep-scale)."
+    "grades are 0 (not relevant) to 3 (answers fully): correct a mistyped grade. A file on its own scale "
+    "(e.g. Cranfield's -1 and 1-4) is read as it is with --keep-scale (in Python: keep_scale=True)."
 )
 HINT_INT64 = "a grade must fit in 64 bits (-2**63 to 2**63-1): the database stores 64-bit integers."
 HINT_CORPUS = "check the doc ids against the corpus, or import against the corpus they came from."

@@ -334,7 +334,7 @@ def test_upload_zip_refuses_other_compressions_duplicates_and_garbage(tmp_path):
     assert "twice" in str(pytest.raises(CorpusError, save_uploaded_corpus, "d.zip", buf.getvalue(),
                                         home=tmp_path).value)
     err = pytest.raises(CorpusError, save_uploaded_corpus, "g.zip", b"PK\x03\x04 not really", home=tmp_path).value
-    assert str(err) == "g.zip: not a valid zip archive Hint: upload a .zip of .txt/.md files, or a .jsonl/.csv file."
+    assert str(err) == "g.zip: not a valid zip archive. Hint: upload a .zip of .txt/.md files, or a .jsonl/.csv file."
     assert kept(tmp_path) == []
 
 

@@ -37,7 +37,7 @@ def corpus(tmp_path):
 def test_question_cap_refuses_a_long_question_when_added_edited_or_imported(tmp_path, corpus):
     long = "why " * (MAX_QUESTION_CHARS // 4) + "?"  # 4,001 characters
     with open_store(tmp_path / "labeler.db") as store:
-        with pytest.raises(InputError, match=r"question is 4,001 characters long; the limit is 4,000 Hint: shorten"):
+        with pytest.raises(InputError, match=r"question is 4,001 characters long; the limit is 4,000. Hint: shorten"):
             lb.add_question(store, corpus, ME, long)
         qid = lb.add_question(store, corpus, ME, "x" * MAX_QUESTION_CHARS)  # at the cap: kept
         with pytest.raises(InputError, match="the limit is 4,000"):

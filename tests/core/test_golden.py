@@ -193,6 +193,23 @@ def test_parse_golden_jsonl_stops_collecting_after_limit():
 # --------------------------------------------------------------------------- reading files
 
 
+@pytest.mark.parametrize(("text", "said"), [
+    ("1 0 184 2\n1 0 29 1\n" * 600, "this is TREC qrels (query_id 0 doc_id grade), not a golden set"),
+    ("\n1 Q0 184 1 12.5 bm25\n" * 21_000, "this is a TREC run (query_id Q0 doc_id rank score tag), not a golden set"),
+])
+def test_read_golden_names_a_trec_file_in_one_line(tmp_path, text, said):
+    # Read as JSON, qrels gave 1,000 "broken JSON" lines, and a run the limit on questions with a hint to split it.
+    path = tmp_path / "given.txt"
+    path.write_text(text, encoding="utf-8")
+    for read in (lambda: read_golden(path), lambda: parse_golden_jsonl(text, source=str(path))):
+        with pytest.raises(InputError) as err:
+            read()
+        assert not isinstance(err.value, GoldenFormatError)  # one line, not a list of bad lines
+        line = 2 if text.startswith("\n") else 1
+        assert str(err.value).startswith(f"{path}:{line}: {said}. Hint: a golden set is a golden JSONL file")
+    assert read_golden(io.StringIO('{"query_id": "1", "question": "1 0 184 2"}\n'))  # JSON is read as JSON
+
+
 def test_read_golden_accepts_path_and_file_object(tmp_path):
     path = tmp_path / "g.jsonl"
     path.write_text(GOOD, encoding="utf-8")

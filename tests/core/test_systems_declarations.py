@@ -55,7 +55,7 @@ def test_declaration_without_kind_or_url_is_told_the_url_is_missing(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_system(path)
     message = str(info.value)
-    assert message.startswith(f"{path}: endpoint 'nourl': url is missing Hint: add url = ") and "kind must" not in message
+    assert message.startswith(f"{path}: endpoint 'nourl': url is missing. Hint: add url = ") and "kind must" not in message
     with pytest.raises(ConfigError, match="'x': url is missing"):
         system_from_dict({"name": "x", "method": "GET", "response": {"hits": "h", "id": "i"}})
 
@@ -107,5 +107,5 @@ def test_no_answer_error_without_a_first_hint_gives_a_general_one():
     errors = [QuestionError("q1", "mapping", "hit 0: doc id is empty"), QuestionError("q2", "timeout", "slow")]
     text = str(no_answer_error("acme", errors))
     assert text.startswith("acme: no question answered, all 2 failed (1 mapping, 1 timeout); first, q1: hit 0: "
-                           "doc id is empty Hint: try one question alone")
+                           "doc id is empty. Hint: try one question alone")
     assert text.count("Hint:") == 1
