@@ -38,7 +38,8 @@ def _positive(ctx, param, value):
               help="TREC run files: Kendall tau of their nDCG@10 order, judgments so far vs full qrels. "
                    "Repeatable; several names after one --runs are also taken.")
 @click.option("--keep-scale", is_flag=True, help="Keep the qrels' own grade scale (Cranfield's -1, 1..4).")
-@click.option("--min-grade", type=int, default=1, show_default=True, help="Relevant means grade >= this.")
+@click.option("--min-grade", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Relevant means grade >= this.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (judged orders and summary).")
 @click.argument("more_runs", nargs=-1, type=click.Path(path_type=Path))
 @handle_errors
@@ -74,8 +75,10 @@ def simulate_command(collection: Path, strategy: str, budget: int | None, stop_s
         click.echo(f"{a['total']} judgments spread over the questions by what each still finds: "
                    f"{a['relevant_found']} relevant (the pool holds {pool['relevant']} in {pool['judgments']})")
     else:
-        click.echo(f"at the pool's budget ({pool['judgments']} judgments): {pool['relevant_found_within_pool_budget']} "
-                   f"relevant (the pool holds {pool['relevant']})")
+        spent = pool["judgments_within_pool_budget"]
+        short = f"; this run made only {spent} of them" if spent < pool["judgments"] else ""
+        click.echo(f"at the pool's budget ({pool['judgments']} judgments{short}): "
+                   f"{pool['relevant_found_within_pool_budget']} relevant (the pool holds {pool['relevant']})")
     each = pool.get("judgments_to_reach_90%_of_pool_relevant_each")
     if each is not None:
         click.echo(f"each question judged until it has 90% of its pool's relevant: {each['judgments']} judgments"

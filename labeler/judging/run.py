@@ -70,8 +70,16 @@ def simulate_collection(folder: str | Path, strategy: str, *, budget: int | None
     if (allocate or total) and strategy != "active" or total and not allocate:
         raise ConfigError("--allocate and --total go with --strategy active, --total only with --allocate",
                           hint="e.g. labeler simulate DATASET --strategy active --allocate --total 1000.")
+    if min_grade < 1:
+        raise ConfigError(f"--min-grade must be at least 1, got {min_grade}",
+                          hint="relevant means grade >= it; a grade of 0 is a judged non-relevant document.")
     col = collection or open_collection(folder, keep_scale=keep_scale)
     qrels = col.qrels
+    if not any(g >= min_grade for grades in qrels.values() for g in grades.values()):
+        top = max((g for grades in qrels.values() for g in grades.values()), default=None)
+        raise ConfigError(f"no document in the qrels has grade >= {min_grade} (the highest is {top}): nothing is "
+                          "relevant, so there is nothing to find", path=col.folder,
+                          hint="lower --min-grade (relevant means grade >= it; 1 by default).")
     pools = col.pools
     if allocate:
         total = total or sum(len(p) for p in pools.values())

@@ -124,6 +124,8 @@ def summarize(judged: Mapping[str, Sequence[str]], qrels: Mapping[str, Mapping[s
         "judgments_to_reach": {f"{round(t * 100)}%": judgments_to_reach(curve, t * total) for t in RECALL_TARGETS},
         "pool": {"judgments": sum(pool_sizes.values()), "relevant": pool_relevant,
                  "relevant_found_within_pool_budget": found_within(judged, qrels, pool_sizes, min_grade=min_grade),
+                 # what this run spent of that budget: less where --budget or a stop ended a question first
+                 "judgments_within_pool_budget": sum(min(len(o), pool_sizes.get(q, 0)) for q, o in judged.items()),
                  "judgments_to_reach_90%_of_pool_relevant": judgments_to_reach(curve, 0.9 * pool_relevant)},
         "curve": curve,
     }

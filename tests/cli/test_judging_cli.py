@@ -77,6 +77,8 @@ def test_simulate_cli_allocate_spends_the_total(tiny):
     (["{folder}", "--budget", "0"], "positive number"),
     (["{folder}", "--strategy", "pool", "--allocate"], "go with --strategy active"),
     (["{folder}", "--total", "50"], "only with --allocate"),
+    (["{folder}", "--min-grade", "0"], "not in the range x>=1"),  # every judged document would be relevant
+    (["{folder}", "--min-grade", "9"], "no document in the qrels has grade >= 9"),  # nothing would be
 ])
 def test_simulate_cli_bad_input_is_one_line(tiny, tmp_path, args, words):
     folder, _ = tiny
@@ -85,3 +87,12 @@ def test_simulate_cli_bad_input_is_one_line(tiny, tmp_path, args, words):
     result = CliRunner().invoke(cli, ["simulate", *args])
     assert result.exit_code == 2, result.output
     assert len(result.stderr.strip().splitlines()) == 1 and words in result.stderr and "Hint:" in result.stderr
+
+
+def test_simulate_cli_says_when_a_run_spent_less_than_the_pools_budget(tiny):
+    folder, _ = tiny
+    out = _simulate(folder, "--strategy", "active", "--budget", 3, "--stop-sample", 0, "--json")
+    pool = out["summary"]["pool"]
+    assert pool["judgments_within_pool_budget"] == out["summary"]["judgments"] == 15 < pool["judgments"]
+    text = CliRunner().invoke(cli, ["simulate", str(folder), "--budget", "3", "--stop-sample", "0"])
+    assert f"at the pool's budget ({pool['judgments']} judgments; this run made only 15 of them)" in text.output
