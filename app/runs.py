@@ -96,11 +96,19 @@ class NoJudgmentsError(InputError):
     """Scoring refused because no answerable question of the golden set has a counted grade."""
 
 
-def require_judgments(golden: GoldenSet) -> None:
+def require_judgments(golden: GoldenSet, *, min_grade: int = 1) -> None:
     """Refuse a golden set with no answerable question judged yet: its report would be empty. When
-    its only grades are imported files' kept apart (not counted: labeler_storage.grade_sources), say so."""
-    if any(q.relevance for q in golden.queries if not q.unanswerable):
+    its only grades are imported files' kept apart (not counted: labeler_storage.grade_sources), say so.
+    Refuse one whose grades are all below `min_grade` too: every metric would be 0, resting on nothing."""
+    answerable = [q for q in golden.queries if not q.unanswerable]
+    if any(g >= min_grade for q in answerable for g in q.relevance.values()):
         return
+    if any(q.relevance for q in answerable):
+        n = sum(len(q.relevance) for q in answerable)
+        raise NoJudgmentsError(f"nothing to score: none of the {n} judged documents is relevant (grade >= {min_grade}), "
+                               "so every metric would be 0 whatever the ranking",
+                               hint="grade the documents that answer each question (or mark a question with no "
+                                    "answer unanswerable)" + (", or lower --min-grade." if min_grade > 1 else "."))
     apart: dict[str, int] = {}  # source -> its grades the consensus leaves out
     for q in golden.queries:
         for name, said in (q.extra.get("grade_sources") or {}).items():
@@ -205,6 +213,22 @@ def no_answer_error(name: str, errors: list["QuestionError"]) -> InputError:
                       f"first, {first.query_id}: {first.reason}",
                       hint=first.hint or "try one question alone (for an endpoint, Test query on the Evaluate "
                                          "page shows its raw answer) and fix what it reports.")
+
+
+THIN_JUDGED = 0.01  # mean judged@10 below this: the scores rest on almost no judgment
+
+
+def thin_judgments_line(report: EvalReport) -> str:
+    """A warning when under 1 in 100 of the ranked top-10 documents has a judgment ("" otherwise): every
+    unjudged document counts as not relevant, so such scores say little of the ranking (a run made for
+    another golden set scored 0.002 with no word of it). A warning, not a refusal: a weak system on a set
+    judged one document a question can be that low."""
+    judged = report.coverage("ndcg@10")
+    if judged is None or judged >= THIN_JUDGED:
+        return ""
+    return (f"judged@10 is {judged:.3f}: almost none of the documents ranked in the top 10 has a judgment, and "
+            "every unjudged one counts as not relevant, so these scores rest on almost nothing (is the run for "
+            "this golden set?)")
 
 
 def failed_line(report: EvalReport) -> str:

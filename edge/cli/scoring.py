@@ -99,17 +99,19 @@ def score_command(golden: str, run_file: str, cutoffs: str | None, old_cutoffs: 
     """
     from labeler.golden import read_golden
     from labeler.runfile import read_run
-    from labeler_app.runs import NoJudgmentsError, NoSharedQuestionError, require_judgments, score_run
+    from labeler_app.runs import NoJudgmentsError, NoSharedQuestionError, require_judgments, score_run, thin_judgments_line
 
     ks, bars = resolve_cutoffs(cutoffs, old_cutoffs), parse_bars(fail_under)
     golden_set = read_golden(golden, keep_scale=keep_scale)
     if not allow_missing:  # every metric would be n/a
         with _located(golden, NoJudgmentsError):
-            require_judgments(golden_set)
+            require_judgments(golden_set, min_grade=min_grade)
     extra = _extra([*metrics, *(m for m, _ in bars)])
     with _located(run_file, NoSharedQuestionError):
         report = score_run(golden_set, read_run(Path(run_file)), cutoffs=ks, extra=extra, min_grade=min_grade,
                            abstain_threshold=abstain_threshold, allow_missing=allow_missing)
+    if line := thin_judgments_line(report):
+        click.echo(f"warning: {line}", err=True)
     if as_json:
         _emit_json({**report.to_dict(), "golden": str(golden), "run": str(run_file)})
     else:
@@ -150,6 +152,7 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
     from labeler.runfile import write_run
     from labeler_app.runs import (
         NoJudgmentsError, NoSharedQuestionError, evaluate_retriever, evaluate_system, failed_line, require_judgments,
+        thin_judgments_line,
     )
     from labeler_edge.cli.options import config_from_options
     from labeler_edge.cli.retrieval import ProgressBar, open_with_progress
@@ -160,7 +163,7 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
     golden_set = read_golden(golden, keep_scale=keep_scale)
     if not allow_missing:  # before the corpus is read: every metric would be n/a
         with _located(golden, NoJudgmentsError):
-            require_judgments(golden_set)
+            require_judgments(golden_set, min_grade=min_grade)
     abstain_threshold = options.get("abstain_threshold")
     config = config_from_options(options, k=depth)
     if max(ks) > config.k:
@@ -195,8 +198,9 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
                                              progress=bar, stale=stale, allow_missing=allow_missing)
         finally:
             bar.close()
-    if line := stale_line(report.settings):
-        click.echo(f"warning: {line}", err=True)
+    for line in (stale_line(report.settings), thin_judgments_line(report)):
+        if line:
+            click.echo(f"warning: {line}", err=True)
     if save_run:
         write_run(save_run, run, tag=_run_tag(system) if system is not None else f"labeler-{config.config_hash}")
     described = system.describe() if system is not None else None

@@ -93,6 +93,37 @@ def test_cli_score_bad_golden_exit_2_with_line(seed_files, tmp_path):
     assert f"{bad}:4:" in result.output
 
 
+def test_cli_score_the_arguments_swapped_or_qrels_as_golden_is_one_line(seed_files, tmp_path):
+    golden, run, _ = seed_files
+    qrels = tmp_path / "golden.qrels"
+    qrels.write_text("q1 0 d1 1\nq2 0 d6 1\n")
+    for given, said in ((run, "this is a TREC run"), (qrels, "this is TREC qrels")):
+        result = CliRunner().invoke(cli, ["score", str(given), str(run)])
+        assert result.exit_code == 2
+        assert result.stderr.strip().splitlines() == [result.stderr.strip()]
+        assert f"{given}:1: {said}" in result.stderr and "`labeler score GOLDEN RUN`" in result.stderr
+
+
+def test_cli_score_refuses_a_golden_set_with_nothing_relevant(seed_files, tmp_path):
+    _, run, _ = seed_files
+    zeros = tmp_path / "zeros.jsonl"
+    zeros.write_text(SEED_GOLDEN.replace('": 1}', '": 0}'))
+    result = CliRunner().invoke(cli, ["score", str(zeros), str(run)])
+    assert result.exit_code == 2 and "none of the 3 judged documents is relevant (grade >= 1)" in result.stderr
+    golden, _, _ = seed_files
+    result = CliRunner().invoke(cli, ["score", str(golden), str(run), "--min-grade", "2"])
+    assert result.exit_code == 2 and "or lower --min-grade." in result.stderr
+
+
+def test_cli_score_warns_when_the_scores_rest_on_almost_no_judgment(seed_files, tmp_path):
+    golden, run, _ = seed_files
+    other = tmp_path / "other.trec"  # the golden set's questions, another collection's documents
+    other.write_text("".join(f"q{q} Q0 x{q}-{r} {r} {1 / r} sys\n" for q in (1, 2, 3) for r in range(1, 40)))
+    result = CliRunner().invoke(cli, ["score", str(golden), str(other)])
+    assert result.exit_code == 0 and "warning: judged@10 is 0.000" in result.stderr
+    assert "warning" not in CliRunner().invoke(cli, ["score", str(golden), str(run)]).stderr
+
+
 def test_cli_score_fail_under_exit_1_names_the_bar(seed_files):
     golden, run, _ = seed_files
     result = CliRunner().invoke(cli, ["score", str(golden), str(run), "--fail-under", "mrr=0.4",
