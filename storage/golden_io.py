@@ -181,7 +181,7 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
                                   hint="choose what to do with the conflicting questions: import them as new "
                                        "questions (fresh ids), skip them, or replace them (admins; the replaced "
                                        "text and grades are kept in the history).")
-    record_corpus(conn, cid, corpus_path, corpus_fingerprint)
+    corpus_changed = record_corpus(conn, cid, corpus_path, corpus_fingerprint)
     by_id = {g.query_id: g for g in golden.queries}
     conflicting = [by_id[c.query_id] for c in found.conflicts]
     inserts = [by_id[qid] for qid in found.new]
@@ -220,8 +220,9 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
         done += len(batch)
         if progress is not None:
             progress(done, len(todo))
-    machine_grades.import_golden_grades(conn, cid, [*todo, *(by_id[qid] for qid in found.identical)])
-    bump_revision(conn, cid, None)  # last: every question, the ones just inserted too, is touched
+    machine = machine_grades.import_golden_grades(conn, cid, [*todo, *(by_id[qid] for qid in found.identical)])
+    if todo or machine or corpus_changed:  # every question identical (or skipped): nothing written, nothing touched
+        bump_revision(conn, cid, None)  # last: every question, the ones just inserted too, is touched
     return ImportSummary(collection, len(golden.queries), len(inserts) + len(renamed), len(replaced), n_judgments,
                          sum(1 for g in todo if g.unanswerable), len(found.identical),
                          len(conflicting) if on_conflict == "skip" else 0, len(renamed), voice.name or "",

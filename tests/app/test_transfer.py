@@ -117,8 +117,10 @@ def test_transfer_export_import_export_is_byte_identical_with_several_annotators
         # Into the same collection: every question is identical, nothing is written.
         plan = store.golden.plan(exported, collection="team")
         assert (len(plan.new), len(plan.identical), plan.conflicts) == (0, 4, ())
+        revision = store.collections.revision(collection="team")
         same = import_golden_set(store, exported, collection="team", corpus=V2).summary
         assert (same.n_new, same.n_identical, same.n_judgments) == (0, 4, 0)
+        assert store.collections.revision(collection="team") == revision  # not even a cache key moved
         assert export_bytes(golden_to_export(store, collection="team"), "jsonl") == first
         # Into an empty collection of the same database, against the same corpus.
         import_golden_set(store, read_for_import(io.BytesIO(first)), collection="copy", corpus=V2, corpus_path="/corpus")
