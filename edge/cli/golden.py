@@ -103,6 +103,15 @@ def _require_folder(out: Path) -> None:
                      hint=f"create it first (mkdir -p {folder}), or pass another output path.")
 
 
+def _refuse_replacing(out: Path, fmt: str) -> None:
+    """An InputError when the export would replace a file: another set's queries and qrels in a BEIR folder
+    (its corpus left beside the new ones), or a golden file someone wrote, were replaced without a word."""
+    for target in (out / "queries.jsonl", out / "qrels" / "test.tsv") if fmt == "beir" else (out,):
+        if target.is_file():
+            raise InputError("the file exists, and an export replaces no file unless told to", path=str(target),
+                             hint="pass --force to replace it, or give another OUT.")
+
+
 @cli.command("export")
 @click.argument("out", type=click.Path(path_type=Path))
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "trec", "beir"]), default="jsonl", show_default=True,
@@ -116,9 +125,10 @@ def _require_folder(out: Path) -> None:
 @click.option("--with-machine", is_flag=True,
               help="Write each question's machine grades, with judge, model, prompt hash and content hash, under "
                    "their own field `machine_grades` (jsonl); they never enter `relevance`.")
+@click.option("--force", is_flag=True, help="Replace OUT (or a BEIR folder's queries.jsonl and qrels) if it exists.")
 @handle_errors
 def export_command(out: Path, fmt: str, collection: str, db_url: str | None, complete_only: bool,
-                   mark_stale: bool, with_machine: bool) -> None:
+                   mark_stale: bool, with_machine: bool, force: bool) -> None:
     """Export a collection's golden set to OUT (JSONL: each annotator's grades beside the consensus)."""
     from labeler_app.transfer import export_to, golden_to_export
     from labeler_storage import normalize_db_url, open_store
@@ -127,6 +137,8 @@ def export_command(out: Path, fmt: str, collection: str, db_url: str | None, com
         raise InputError(f"--with-machine writes machine grades into golden JSONL; {fmt} cannot hold them",
                          hint="export --format jsonl --with-machine, or leave --with-machine out.")
     _require_folder(out)
+    if not force:
+        _refuse_replacing(out, fmt)
     url = normalize_db_url(db_url)
     if url.startswith("sqlite:///") and not Path(url[len("sqlite:///"):]).exists():
         raise InputError("no labeler database here yet", path=url[len("sqlite:///"):],

@@ -80,6 +80,20 @@ def test_cli_export_beir_reads_back(setup, tmp_path):
     assert back.qrels() == {"q1": {"d1": 3, "d2": 0}, "q2": {}} and back.get("q2").unanswerable
 
 
+@pytest.mark.parametrize("fmt,out,target", [("jsonl", "g.jsonl", "g.jsonl"), ("trec", "g.qrels", "g.qrels"),
+                                            ("beir", "set", "set/qrels/test.tsv")])
+def test_cli_export_replaces_no_file_without_force(setup, tmp_path, fmt, out, target):
+    # Into a copy of a BEIR dataset it replaced the dataset's queries and qrels, its corpus left beside them.
+    _, db = setup
+    (tmp_path / target).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / target).write_text("someone's file\n")
+    refused = run("export", "--format", fmt, tmp_path / out, "--db", db)
+    assert refused.exit_code == 2 and f"{tmp_path / target}: the file exists" in refused.stderr
+    assert "--force" in refused.stderr and (tmp_path / target).read_text() == "someone's file\n"
+    assert run("export", "--format", fmt, tmp_path / out, "--db", db, "--force").exit_code == 0
+    assert (tmp_path / target).read_text() != "someone's file\n"
+
+
 def test_cli_export_without_database_or_collection_is_exit_2(setup, tmp_path):
     _, db = setup
     result = run("export", tmp_path / "x.jsonl", "--db", tmp_path / "missing.db")
@@ -196,7 +210,7 @@ def test_cli_import_several_bad_lines_lists_each(setup, tmp_path):
     assert len(lines) == 4
     for n, text in zip((2, 3, 4), lines):
         assert f"{bad}:{n}: " in text
-    assert lines[-1].startswith("3 bad lines; nothing was imported. Hint:")
+    assert lines[-1].startswith("3 bad lines; nothing from the file was used. Hint:")
     assert snapshot(db) == before
 
 
