@@ -50,6 +50,7 @@ def simulate_command(collection: Path, strategy: str, budget: int | None, stop_s
     grades from the qrels only the documents the strategy asks for."""
     from labeler.judging.run import simulate_collection
     from labeler.runfile import read_run
+    from labeler_edge.cli.retrieval import ProgressBar
 
     if stop_sample < 0 or patience < 1:
         raise ConfigError("--stop-sample must be >= 0 and --patience >= 1",
@@ -58,9 +59,13 @@ def simulate_command(collection: Path, strategy: str, budget: int | None, stop_s
     if len(paths) == 1:
         raise ConfigError("Kendall tau needs at least two runs", hint="give two or more run files after --runs.")
     runs = {path.name: read_run(path) for path in paths}
-    result = simulate_collection(collection, strategy, budget=budget, stop_sample=stop_sample, patience=patience,
-                                 runs=runs, keep_scale=keep_scale, min_grade=min_grade, allocate=allocate,
-                                 total=total)
+    bar = ProgressBar()  # the corpus's first embedding takes minutes: a bar on stderr (a line in a log)
+    try:
+        result = simulate_collection(collection, strategy, budget=budget, stop_sample=stop_sample, patience=patience,
+                                     runs=runs, keep_scale=keep_scale, min_grade=min_grade, allocate=allocate,
+                                     total=total, progress=bar)
+    finally:
+        bar.close()
     if as_json:
         click.echo(json.dumps(result, ensure_ascii=False))
         return

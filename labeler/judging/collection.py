@@ -16,7 +16,7 @@ import numpy as np
 from labeler.candidates import pool_candidates
 from labeler.config import RunConfig
 from labeler.corpus import load_corpus
-from labeler.errors import InputError
+from labeler.errors import ConfigError, InputError
 from labeler.golden import GoldenSet
 from labeler.golden.beir import read_beir_golden
 from labeler.jsonlines import path_kind
@@ -83,9 +83,20 @@ class SimulationCollection:
         return {q: [c.doc_id for c in pool_candidates(self.retriever, questions[q])] for q in self.query_ids}
 
 
+def require_relevant(qrels: Mapping[str, Mapping[str, int]], min_grade: int, folder: str | Path) -> None:
+    """ConfigError when no document in the qrels has grade >= `min_grade`: nothing is there to find."""
+    if not any(g >= min_grade for grades in qrels.values() for g in grades.values()):
+        top = max((g for grades in qrels.values() for g in grades.values()), default=None)
+        raise ConfigError(f"no document in the qrels has grade >= {min_grade} (the highest is {top}): nothing is "
+                          "relevant, so there is nothing to find", path=folder,
+                          hint="lower --min-grade (relevant means grade >= it; 1 by default).")
+
+
 def open_collection(folder: str | Path, *, keep_scale: bool = False, progress: Progress | None = None,
-                    config: RunConfig = RunConfig(mode="hybrid"), embedder=None) -> SimulationCollection:
-    """Open a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv) with dense and BM25 built or loaded."""
+                    config: RunConfig = RunConfig(mode="hybrid"), embedder=None,
+                    min_grade: int | None = None) -> SimulationCollection:
+    """Open a BEIR folder (corpus.jsonl, queries.jsonl, qrels/test.tsv) with dense and BM25 built or loaded;
+    with `min_grade`, refused (`require_relevant`) before anything is embedded when nothing is relevant."""
     from labeler.retrieval import open_retriever
 
     folder = Path(folder).expanduser()
@@ -94,4 +105,6 @@ def open_collection(folder: str | Path, *, keep_scale: bool = False, progress: P
                          hint="simulate needs corpus.jsonl, queries.jsonl and qrels/test.tsv in one folder.")
     corpus = load_corpus(folder)
     golden = read_beir_golden(folder, keep_scale=keep_scale, doc_ids={d.doc_id for d in corpus.documents})
+    if min_grade is not None:
+        require_relevant(golden.qrels(), min_grade, folder)
     return SimulationCollection(folder, golden, open_retriever(corpus, config, progress=progress, embedder=embedder))

@@ -7,10 +7,11 @@ from pathlib import Path
 from labeler.errors import ConfigError
 from labeler.judging.active import REGULARIZATION, ActiveOrder
 from labeler.judging.allocation import FLOOR, VISIT, run_allocated
-from labeler.judging.collection import SimulationCollection, open_collection
+from labeler.judging.collection import SimulationCollection, open_collection, require_relevant
 from labeler.judging.simulate import Oracle, QuestionRun, run_active, run_pool, simulate
 from labeler.judging.stopping import StoppingRule
 from labeler.judging.summary import summarize
+from labeler.progress import Progress
 
 ACTIVE_BUDGET = 100
 
@@ -60,26 +61,23 @@ def simulate_collection(folder: str | Path, strategy: str, *, budget: int | None
                         patience: int = 10, runs: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
                         keep_scale: bool = False, min_grade: int = 1, regularization: float = REGULARIZATION,
                         collection: SimulationCollection | None = None, allocate: bool = False,
-                        total: int | None = None) -> dict:
+                        total: int | None = None, progress: Progress | None = None) -> dict:
     """Simulate `strategy` on a BEIR folder: {"strategy", "collection", "questions", "summary"}.
 
     `allocate` (active only, no stopping estimate): `total` judgments (default: as many as the whole
     pool) spread over the questions by what each still finds (labeler.judging.allocation), at most
     `budget` per question. Refused (ConfigError) for another strategy, or `total` without `allocate`:
-    the result would name a strategy it did not run."""
+    the result would name a strategy it did not run. `progress` is told how the embedding of the corpus
+    goes, the first time (minutes on a few thousand documents)."""
     if (allocate or total) and strategy != "active" or total and not allocate:
         raise ConfigError("--allocate and --total go with --strategy active, --total only with --allocate",
                           hint="e.g. labeler simulate DATASET --strategy active --allocate --total 1000.")
     if min_grade < 1:
         raise ConfigError(f"--min-grade must be at least 1, got {min_grade}",
                           hint="relevant means grade >= it; a grade of 0 is a judged non-relevant document.")
-    col = collection or open_collection(folder, keep_scale=keep_scale)
+    col = collection or open_collection(folder, keep_scale=keep_scale, progress=progress, min_grade=min_grade)
     qrels = col.qrels
-    if not any(g >= min_grade for grades in qrels.values() for g in grades.values()):
-        top = max((g for grades in qrels.values() for g in grades.values()), default=None)
-        raise ConfigError(f"no document in the qrels has grade >= {min_grade} (the highest is {top}): nothing is "
-                          "relevant, so there is nothing to find", path=col.folder,
-                          hint="lower --min-grade (relevant means grade >= it; 1 by default).")
+    require_relevant(qrels, min_grade, col.folder)
     pools = col.pools
     if allocate:
         total = total or sum(len(p) for p in pools.values())

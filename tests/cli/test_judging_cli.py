@@ -96,3 +96,12 @@ def test_simulate_cli_says_when_a_run_spent_less_than_the_pools_budget(tiny):
     assert pool["judgments_within_pool_budget"] == out["summary"]["judgments"] == 15 < pool["judgments"]
     text = CliRunner().invoke(cli, ["simulate", str(folder), "--budget", "3", "--stop-sample", "0"])
     assert f"at the pool's budget ({pool['judgments']} judgments; this run made only 15 of them)" in text.output
+
+
+def test_simulate_cli_shows_the_first_embedding_on_stderr(tmp_path, monkeypatch):
+    # Cranfield's first run took 3 min 53 s with nothing on the screen.
+    monkeypatch.setenv("LABELER_HOME", str(tmp_path / "home"))
+    write_collection(tmp_path / "fresh")
+    first = CliRunner().invoke(cli, ["simulate", str(tmp_path / "fresh"), "--budget", "3", "--stop-sample", "0", "--json"])
+    assert first.exit_code == 0 and first.stderr.splitlines() == ["embedding: 60/60"]
+    assert json.loads(first.stdout)["strategy"] == "active"  # the JSON on stdout alone
