@@ -253,7 +253,8 @@ def load_corpus(path: str | Path, *, max_bytes: int | None = None, max_documents
     kind = path_kind(p)
     if kind == "missing":
         raise CorpusError("no such file or folder", path=str(p),
-                          hint="check the path; the bundled corpus is `sample_corpus`.")
+                          hint="check the path: a relative one is read from the folder you are in (the bundled "
+                               "`sample_corpus` folder is in the source checkout).")
     if kind == "other":  # reading a named pipe would wait for a writer forever
         raise CorpusError("not a regular file or folder (a pipe, socket or device)", path=str(p),
                           hint="give a corpus file or folder.")
