@@ -33,7 +33,8 @@ from labeler.errors import InputError
 from labeler.file_guard import HINT_LIMIT, CappedReader, open_regular, too_large
 
 MAX_LINE_BYTES = 1 << 20  # 1 MiB: room for tens of thousands of judgments on one question
-HINT_ENCODING = "save the file as UTF-8 (e.g. `iconv -f latin1 -t utf-8 in.jsonl > out.jsonl`)."
+HINT_ENCODING = ("save the file as UTF-8 text, e.g. `iconv -f utf-16 -t utf-8 in.jsonl > out.jsonl` (UTF-16, which "
+                 "starts with byte 0xff or 0xfe) or `-f latin1` (Latin-1); a binary file is no text to convert.")
 
 
 @dataclass(frozen=True)
