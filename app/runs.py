@@ -96,19 +96,22 @@ class NoJudgmentsError(InputError):
     """Scoring refused because no answerable question of the golden set has a counted grade."""
 
 
-def require_judgments(golden: GoldenSet, *, min_grade: int = 1) -> None:
+def require_judgments(golden: GoldenSet) -> None:
     """Refuse a golden set with no answerable question judged yet: its report would be empty. When
     its only grades are imported files' kept apart (not counted: labeler_storage.grade_sources), say so.
-    Refuse one whose grades are all below `min_grade` too: every metric would be 0, resting on nothing."""
+    Refuse one whose every grade is 0 and no question unanswerable too: every metric would be 0, resting on
+    nothing (nDCG counts any grade above 0 whatever --min-grade, so a 0/1 set with --min-grade 2 is scored)."""
     answerable = [q for q in golden.queries if not q.unanswerable]
-    if any(g >= min_grade for q in answerable for g in q.relevance.values()):
+    if any(g > 0 for q in answerable for g in q.relevance.values()):
         return
-    if any(q.relevance for q in answerable):
+    if any(q.relevance for q in answerable) and len(answerable) == len(golden.queries):
         n = sum(len(q.relevance) for q in answerable)
-        raise NoJudgmentsError(f"nothing to score: none of the {n} judged documents is relevant (grade >= {min_grade}), "
-                               "so every metric would be 0 whatever the ranking",
+        raise NoJudgmentsError(f"nothing to score: every one of the {n} judged documents is graded 0, so every "
+                               "metric would be 0 whatever the ranking",
                                hint="grade the documents that answer each question (or mark a question with no "
-                                    "answer unanswerable)" + (", or lower --min-grade." if min_grade > 1 else "."))
+                                    "answer unanswerable).")
+    if any(q.relevance for q in answerable):
+        return  # unanswerable questions: an abstention report has something to say
     apart: dict[str, int] = {}  # source -> its grades the consensus leaves out
     for q in golden.queries:
         for name, said in (q.extra.get("grade_sources") or {}).items():

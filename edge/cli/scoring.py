@@ -105,7 +105,7 @@ def score_command(golden: str, run_file: str, cutoffs: str | None, old_cutoffs: 
     golden_set = read_golden(golden, keep_scale=keep_scale)
     if not allow_missing:  # every metric would be n/a
         with _located(golden, NoJudgmentsError):
-            require_judgments(golden_set, min_grade=min_grade)
+            require_judgments(golden_set)
     extra = _extra([*metrics, *(m for m, _ in bars)])
     with _located(run_file, NoSharedQuestionError):
         report = score_run(golden_set, read_run(Path(run_file)), cutoffs=ks, extra=extra, min_grade=min_grade,
@@ -163,7 +163,7 @@ def eval_command(corpus: str, golden: str, depth: int, cutoffs: str | None, save
     golden_set = read_golden(golden, keep_scale=keep_scale)
     if not allow_missing:  # before the corpus is read: every metric would be n/a
         with _located(golden, NoJudgmentsError):
-            require_judgments(golden_set, min_grade=min_grade)
+            require_judgments(golden_set)
     abstain_threshold = options.get("abstain_threshold")
     config = config_from_options(options, k=depth)
     if max(ks) > config.k:
