@@ -48,7 +48,7 @@ def _refuse_trec(lines: Iterable[Line], source: str | None) -> Iterator[Line]:
     for n, raw in lines:
         if not checked and isinstance(raw, str) and raw.strip():
             checked = True
-            fields = raw.split()
+            fields = [] if raw.lstrip(" \t\ufeff").startswith(("{", "[")) else raw.split()  # JSON, however compact
             if (shape := _TREC_SHAPES.get(len(fields))) and fields[1] == shape[0]:
                 raise InputError(f"this is {shape[1]}, not a golden set", path=source, line=n, hint=HINT_GOLDEN)
         yield n, raw

@@ -207,7 +207,8 @@ def test_read_golden_names_a_trec_file_in_one_line(tmp_path, text, said):
         assert not isinstance(err.value, GoldenFormatError)  # one line, not a list of bad lines
         line = 2 if text.startswith("\n") else 1
         assert str(err.value).startswith(f"{path}:{line}: {said}. Hint: a golden set is a golden JSONL file")
-    assert read_golden(io.StringIO('{"query_id": "1", "question": "1 0 184 2"}\n'))  # JSON is read as JSON
+    for compact in ('{"query_id":"q1","question":"Is 0 really even?"}', '{"query_id":"q1","question":"Why Q0 rating below par"}'):
+        assert read_golden(io.StringIO(compact + "\n"))  # JSON is read as JSON, also without spaces after separators
 
 
 def test_read_golden_accepts_path_and_file_object(tmp_path):
