@@ -106,6 +106,7 @@ def _require_folder(out: Path) -> None:
 def _refuse_replacing(out: Path, fmt: str) -> None:
     """An InputError when the export would replace a file: another set's queries and qrels in a BEIR folder
     (its corpus left beside the new ones), or a golden file someone wrote, were replaced without a word."""
+    out = out.expanduser()  # as the writers read it: "~/golden.jsonl" passed quoted is the home folder's
     for target in (out / "queries.jsonl", out / "qrels" / "test.tsv") if fmt == "beir" else (out,):
         if target.is_file():
             raise InputError("the file exists, and an export replaces no file unless told to", path=str(target),

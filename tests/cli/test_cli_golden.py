@@ -278,3 +278,13 @@ def test_cli_import_on_conflict_new_skip_replace(setup, tmp_path):
         assert [v["text"] for v in q.extra["replaced_versions"]] == ["What is in doc 1?"]
         assert {(e.doc_id, e.grade, e.change) for e in s.judgments.history("q1") if e.replaced_at} == {
             ("d1", 3, "import"), ("d2", 0, "import")}
+
+
+def test_cli_export_refuses_a_home_path_given_quoted(setup, tmp_path, monkeypatch):
+    # "~/g.jsonl" passed quoted (or from a script) reached the writer expanded but the check as it was.
+    _, db = setup
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "g.jsonl").write_text("someone's file\n")
+    refused = run("export", "~/g.jsonl", "--db", db)
+    assert refused.exit_code == 2 and "the file exists" in refused.stderr
+    assert (tmp_path / "g.jsonl").read_text() == "someone's file\n"
