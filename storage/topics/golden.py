@@ -41,7 +41,9 @@ class Golden(Topic):
         """
         with self._db.write() as conn:
             if corpus is not None:
-                versions.record_version(conn, C.collection_id(conn, collection, create=True), corpus, corpus_path, by=by)
+                cid = C.collection_id(conn, collection, create=True)
+                if versions.record_version(conn, cid, corpus, corpus_path, by=by) is not None:
+                    C.bump_revision(conn, cid)  # judgments may be stale now, even where every question is identical
                 corpus_fingerprint = corpus.fingerprint
             return golden_io.import_golden(conn, golden, collection=collection, corpus_path=corpus_path,
                                            corpus_fingerprint=corpus_fingerprint, progress=progress, by=by,
