@@ -263,18 +263,22 @@ def status_line(status: QuestionStatus, *, hidden: bool = False, candidates: Seq
 # --------------------------------------------------------------------------- actions
 
 
+def _as_asked(text: str) -> str:
+    """A question as `add_question` compares it with the others: case and spacing aside."""
+    return " ".join(text.split()).casefold()
+
+
 def add_question(store: Store, corpus: Corpus, actor: Actor, text: str, query_type: str = "") -> str:
     """Write a new question against the open corpus, as `actor`; its query id. A question the collection
     already has (case and spacing aside) is refused, naming it."""
     actor.require(Can.WRITE_QUESTION)
     if not text.strip():
         raise InputError("the question is empty", hint="write the question first.")
-    same = " ".join(text.split()).casefold()
     try:
         asked = store.questions.index()
     except InputError:  # no such collection yet: this question creates it
         asked = []
-    if twin := next((x for x in asked if " ".join(x.question.split()).casefold() == same), None):
+    if twin := next((x for x in asked if _as_asked(x.question) == _as_asked(text)), None):
         # One question asked twice splits its judgments in two; and an Add sent twice (a click on the old page
         # brought the form back with the text in it) made a copy nobody asked for.
         raise InputError(f"that question is already {twin.query_id}",

@@ -104,14 +104,14 @@ def require_judgments(golden: GoldenSet) -> None:
     answerable = [q for q in golden.queries if not q.unanswerable]
     if any(g > 0 for q in answerable for g in q.relevance.values()):
         return
-    if any(q.relevance for q in answerable) and len(answerable) == len(golden.queries):
+    if any(q.relevance for q in answerable):  # judged, every grade 0
+        if len(answerable) < len(golden.queries):
+            return  # unanswerable questions: an abstention report has something to say
         n = sum(len(q.relevance) for q in answerable)
         raise NoJudgmentsError(f"nothing to score: every one of the {n} judged documents is graded 0, so every "
                                "metric would be 0 whatever the ranking",
                                hint="grade the documents that answer each question (or mark a question with no "
                                     "answer unanswerable).")
-    if any(q.relevance for q in answerable):
-        return  # unanswerable questions: an abstention report has something to say
     apart: dict[str, int] = {}  # source -> its grades the consensus leaves out
     for q in golden.queries:
         for name, said in (q.extra.get("grade_sources") or {}).items():

@@ -9,6 +9,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 
+def ended(text: str) -> str:
+    """`text` as a sentence: a full stop added unless it ends with one (or ! ? :), before a hint follows."""
+    return text if text.endswith((".", "!", "?", ":")) else text + "."
+
+
 class LabelerError(Exception):
     """Base class: an error in the user's input or setup, with where and how to fix it."""
 
@@ -32,9 +37,7 @@ class LabelerError(Exception):
             where = self.path + (f":{self.line}" if self.line is not None else "") + ": "
         elif self.line is not None:
             where = f"line {self.line}: "
-        stop = "" if not self.hint or self.message.endswith((".", "!", "?", ":")) else "."  # a sentence, then the hint
-        hint = f" Hint: {self.hint}" if self.hint else ""
-        return f"{where}{self.message}{stop}{hint}"
+        return f"{where}{ended(self.message)} Hint: {self.hint}" if self.hint else f"{where}{self.message}"
 
 
 class InputError(LabelerError):
@@ -85,7 +88,7 @@ class BadLinesError(InputError):
         lines = self.report().split("\n")
         hint = f" Hint: {self.hint}" if self.hint else ""
         if len(lines) == 1:
-            return lines[0] + "." * (not lines[0].endswith(".")) + hint
+            return ended(lines[0]) + hint
         shown = lines[:max_shown]
         if len(lines) > max_shown:
             shown.append(f"... and {len(lines) - max_shown} more")

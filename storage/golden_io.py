@@ -160,7 +160,7 @@ def plan(conn: Connection, golden: GoldenSet, *, collection: str) -> ImportPlan:
 def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpus_path: str | None,
                   corpus_fingerprint: str | None, progress: Callable[[int, int], None] | None,
                   by: str = "", corpus: Corpus | None = None, on_conflict: str | None = None,
-                  file_name: str = "", count_file_grades: bool = True) -> ImportSummary:
+                  file_name: str = "", count_file_grades: bool = True, new_version: bool = False) -> ImportSummary:
     """Add the file's new questions; leave identical ones; a conflicting one (same id, another state:
     labeler_storage.import_plan) is added under a fresh id (`on_conflict="new"`, the file's id kept as
     `source_id`), skipped, or replaced ("replace": its old text and grades go to the history). With
@@ -169,7 +169,8 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
     Each grade keeps its document's content hash: the file's (`annotation_hashes`, `doc_hashes`),
     else the hash of the document in `corpus` (when given and holding it). Grades and votes of no
     annotator (a consensus-only file's) become one new grade source named by `file_name` and now,
-    counted in the consensus (where no person graded the document) if `count_file_grades`."""
+    counted in the consensus (where no person graded the document) if `count_file_grades`. `new_version`: the
+    caller recorded a new corpus version in this transaction, a change even where nothing else is written."""
     check_importable(golden)
     if on_conflict is not None and on_conflict not in ON_CONFLICT:
         raise InputError(f"unknown choice for conflicting questions: {on_conflict!r}",
@@ -221,7 +222,7 @@ def import_golden(conn: Connection, golden: GoldenSet, *, collection: str, corpu
         if progress is not None:
             progress(done, len(todo))
     machine = machine_grades.import_golden_grades(conn, cid, [*todo, *(by_id[qid] for qid in found.identical)])
-    if todo or machine or corpus_changed:  # every question identical (or skipped): nothing written, nothing touched
+    if todo or machine or corpus_changed or new_version:  # every question identical (or skipped): nothing touched
         bump_revision(conn, cid, None)  # last: every question, the ones just inserted too, is touched
     return ImportSummary(collection, len(golden.queries), len(inserts) + len(renamed), len(replaced), n_judgments,
                          sum(1 for g in todo if g.unanswerable), len(found.identical),

@@ -77,7 +77,8 @@ def simulate_collection(folder: str | Path, strategy: str, *, budget: int | None
                           hint="relevant means grade >= it; a grade of 0 is a judged non-relevant document.")
     col = collection or open_collection(folder, keep_scale=keep_scale, progress=progress, min_grade=min_grade)
     qrels = col.qrels
-    require_relevant(qrels, min_grade, col.folder)
+    if collection is not None:  # opened by the caller: open_collection did not check it
+        require_relevant(qrels, min_grade, col.folder)
     pools = col.pools
     if allocate:
         total = total or sum(len(p) for p in pools.values())

@@ -40,12 +40,14 @@ class Golden(Topic):
         in the consensus (where no person graded the document) if `count_file_grades`.
         """
         with self._db.write() as conn:
+            new_version = False
             if corpus is not None:
                 cid = C.collection_id(conn, collection, create=True)
-                if versions.record_version(conn, cid, corpus, corpus_path, by=by) is not None:
-                    C.bump_revision(conn, cid)  # judgments may be stale now, even where every question is identical
+                # judgments may be stale now, even where every question is identical: a change
+                new_version = versions.record_version(conn, cid, corpus, corpus_path, by=by) is not None
                 corpus_fingerprint = corpus.fingerprint
             return golden_io.import_golden(conn, golden, collection=collection, corpus_path=corpus_path,
+                                           new_version=new_version,
                                            corpus_fingerprint=corpus_fingerprint, progress=progress, by=by,
                                            corpus=corpus, on_conflict=on_conflict, file_name=file_name,
                                            count_file_grades=count_file_grades)
