@@ -26,7 +26,7 @@ from labeler_pages._loaders import bm25_pooled, dense_status, judging_features, 
 from labeler_pages._order import arranged, find_more_button, found, order_control, spread_note, stopping_note
 from labeler_pages._pooling import system_ranks
 from labeler_pages._preview import metric_preview
-from labeler_pages._restart import refuse_unsaved
+from labeler_pages._restart import refuse_unsaved, show_unsaved
 from labeler_pages._suggestion import with_machine_graded, with_suggestions
 
 DENSE_WAITED = "dense_waited"
@@ -61,6 +61,7 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
     if status.status != page_status or st.session_state.get(Keys.QUESTION) != qid:
         st.rerun(scope="app")  # the picker's marks and the counts above change too
     question = status.question
+    show_unsaved(qid)  # grades a restart (or a late click) kept from being saved, until graded again
     options = st.columns([2, 2, 5], vertical_alignment="center")
     mode = order_control(options[0])
     mine = status.votes_unanswerable(me.name)
@@ -150,5 +151,10 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
     def widget(v) -> str:
         return grade_widget(s.collection, qid, v.doc_id)
 
+    def saved_of(q: str) -> dict[str, int]:
+        other = status if q == qid else guard(db.question_status, s, q)
+        return {} if other is None else jo.my_grades(other, me.name)
+
     refuse_unsaved([*((f"card {i + 1}", widget(v), v) for i, v in enumerate(views)),
-                    *((f"search result {i + 1}", widget(v), v) for i, v in enumerate(hits))])
+                    *((f"search result {i + 1}", widget(v), v) for i, v in enumerate(hits))],
+                   qid=qid, collection=s.collection, doc_ids=corp.doc_ids(), saved_of=saved_of)

@@ -15,21 +15,34 @@ session: no fragment, no widget callback, no session state. Three things close t
 3. `refuse_unsaved` runs after the grade controls are drawn: in a session's first runs no callback
    can fire (the widgets are not registered yet), so a control may show a grade the page sent but the
    server never wrote (a click in the restart's window, or one the old process died with). Each is
-   named as not saved and the page reruns, so every control shows what the database holds.
+   named as not saved and the page reruns, so every control shows what the database holds. A grade the
+   browser sent for a control this run does not draw (a document the new process does not pool, such as
+   one "Find more" brought in; a card of the question just left) is named too: Streamlit keeps such a
+   value without a word and forgets it when the run ends.
+The notes stay above the cards until the document is graded again or they are dismissed: a note that
+went with the next run (a key, a timer) could pass unseen.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable, Mapping
 
 import streamlit as st
+from streamlit.logger import get_logger
 
 from labeler_app.label import GRADES, CandidateView
 from labeler_app.text import inert
-from labeler_pages._common import flash
+from labeler_pages._cards import grade_widget
 
+_LOG = get_logger(__name__)  # in the server's log, with Streamlit's own lines
 RECONNECT_RERUN_S = 6 * 3600  # the fragment's own reruns: four a day of an empty fragment
-REFUSED = "_refused_unsaved"  # the run after a refusal: never a second rerun for the same controls
+REFUSED = "_refused_unsaved"  # the (control, grade) pairs the last refusal named: each is named once
+NOTES = "_unsaved_notes"  # control key -> (question, note, saved grade then): shown until graded again or dismissed
 TOASTS = "_unsaved_toasts"  # the same notes as toasts: seen wherever the page is scrolled to
+SHOWN = "_questions_shown"  # the last questions whose cards this session drew: a late click may be theirs
+MAX_NOTES = 20
+# A grade control's element id ends with its key (Streamlit: "$$ID-<hash>-<key>"; pages/_cards.py grade_widget).
+_GRADE_ID = re.compile(r"-(grade-[0-9a-f]{12})$")
 
 
 @st.fragment(run_every=RECONNECT_RERUN_S)
@@ -40,23 +53,100 @@ def rerun_on_reconnect() -> None:
 def unsaved_note(card: str, doc_id: str, shown: int | None, saved: int | None) -> str:
     """What the page says about a grade click on `card` ("card 3") the server never wrote."""
     click = f"clearing grade {saved}" if shown is None else f"{shown} · {GRADES[shown]}"
-    now = "it has no grade from you" if saved is None else f"your saved grade is {saved} · {GRADES[saved]}"
     return (f"Not saved: {click} on {inert(doc_id)} ({card}). The server restarted before it could write "
-            f"that click; {now}. Grade it again.")
+            f"that click; {_now(saved)}. Grade it again.")
 
 
-def refuse_unsaved(cards: Iterable[tuple[str, str, CandidateView]]) -> None:
-    """After the grade controls are drawn: name each `(card, widget, view)` whose control shows a grade
-    that is not the saved one, then rerun the page so the control shows the saved grade (the card's
-    control takes its value from the database before it is drawn, once Streamlit knows the control)."""
+def show_unsaved(qid: str) -> None:
+    """Above the cards: the notes of grades not saved, until each document is graded again or they are dismissed."""
     for note in st.session_state.pop(TOASTS, []):
         st.toast(note, icon=":material/error:", duration="long")
-    stray = [(card, view, shown) for card, widget, view in cards
-             if (shown := st.session_state.get(widget)) != view.grade]
-    if st.session_state.pop(REFUSED, False) or not stray:
+    notes = st.session_state.get(NOTES, {})
+    for _, note, _ in notes.values():
+        st.warning(note)
+    if notes:
+        st.button("Dismiss these notes", key="dismiss-unsaved", type="tertiary", on_click=notes.clear)
+    st.session_state.setdefault(SHOWN, [])
+    shown = [q for q in st.session_state[SHOWN] if q != qid]
+    st.session_state[SHOWN] = [*shown[-2:], qid]
+
+
+def sent_undrawn() -> dict[str, int]:
+    """The grades the browser sent with this run for grade controls this session does not hold (no control
+    drawn under that key in this run or the last): {key: grade}. Cleared controls are left out: a card the
+    browser shows ungraded is no click to name."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    widgets = getattr(getattr(getattr(get_script_run_ctx(), "session_state", None), "_state", None),
+                      "_new_widget_state", None)
+    sent: dict[str, int] = {}
+    for wid, state in list(getattr(widgets, "states", {}).items()):
+        if (m := _GRADE_ID.search(wid)) is None or wid in widgets.widget_metadata:
+            continue
+        proto = getattr(state, "value", None)
+        if getattr(proto, "WhichOneof", lambda _: None)("value") == "string_array_value" and proto.string_array_value.data:
+            grade = proto.string_array_value.data[0].split(" · ")[0]
+            if grade.isdigit() and int(grade) in GRADES:
+                sent[m.group(1)] = int(grade)
+    return sent
+
+
+def _undrawn_notes(sent: Mapping[str, int], collection: str, doc_ids: Iterable[str],
+                   saved_of: Callable[[str], Mapping[str, int]]) -> dict[str, tuple[str, str, int | None]]:
+    """Name each grade of `sent` that differs from the saved one: by its document where it is one of the
+    questions this session showed last (each of `doc_ids` tried under that question), else as a click
+    on a page no longer shown."""
+    notes = {}
+    for qid in reversed(st.session_state.get(SHOWN, [])):
+        if not (left := [k for k in sent if k not in notes]):
+            break
+        keys = {grade_widget(collection, qid, d): d for d in doc_ids}
+        saved = saved_of(qid) if any(k in keys for k in left) else {}
+        for key in left:
+            if (doc := keys.get(key)) is not None and saved.get(doc) != sent[key]:
+                notes[key] = (qid, f"Not saved: {sent[key]} · {GRADES[sent[key]]} on {inert(doc)} of question "
+                                   f"{inert(qid)}. Its card was no longer on the page when the click reached the "
+                                   f"server (a restart, or the page had moved on); {_now(saved.get(doc))}. Grade it again.",
+                              saved.get(doc))
+            elif doc is not None:
+                notes[key] = None  # saved as sent: no click lost
+    for key in sent:
+        notes.setdefault(key, ("", f"Not saved: a grade {sent[key]} · {GRADES[sent[key]]} clicked on a page no longer "
+                                   f"shown (another question, or a page from before a restart) reached the server after "
+                                   f"its card was gone. Find that card and grade it again.", None))
+    return {k: v for k, v in notes.items() if v is not None}
+
+
+def _now(saved: int | None) -> str:
+    """What the annotator's saved grade is, for a note."""
+    return "it has no grade from you" if saved is None else f"your saved grade is {saved} · {GRADES[saved]}"
+
+
+def refuse_unsaved(cards: Iterable[tuple[str, str, CandidateView]], *, qid: str, collection: str,
+                   doc_ids: Iterable[str], saved_of: Callable[[str], Mapping[str, int]]) -> None:
+    """After the grade controls are drawn: name each `(card, widget, view)` whose control shows a grade
+    that is not the saved one, then rerun the page so the control shows the saved grade (the card's
+    control takes its value from the database before it is drawn, once Streamlit knows the control).
+    Name too each grade the browser sent for a control not drawn (`sent_undrawn`): `doc_ids` are the
+    corpus's, `saved_of(question)` this annotator's grades on a question."""
+    cards = list(cards)
+    notes: dict = st.session_state.setdefault(NOTES, {})
+    for _, widget, view in cards:  # graded again since its note: the note has done its work
+        if widget in notes and view.grade != notes[widget][2]:
+            del notes[widget]
+    refused = st.session_state.pop(REFUSED, set())
+    stray = {widget: (qid, unsaved_note(card, view.doc_id, shown, view.grade), view.grade)
+             for card, widget, view in cards
+             if (shown := st.session_state.get(widget)) != view.grade and (widget, shown) not in refused}
+    if sent := {k: g for k, g in sent_undrawn().items() if (k, g) not in refused and k not in stray}:
+        stray |= _undrawn_notes(sent, collection, doc_ids, saved_of)
+    if not stray:
         return
-    notes = [unsaved_note(card, view.doc_id, shown, view.grade) for card, view, shown in stray]
-    for note in notes:
-        flash(note, "warning")  # at the top of the page, until its next whole-page run
-    st.session_state.update({REFUSED: True, TOASTS: notes})
+    for key, (_, note, _) in stray.items():
+        _LOG.info("A grade click was named as not saved (%s): %s", key, note)
+    notes.update(stray)
+    for key in list(notes)[:-MAX_NOTES]:
+        del notes[key]
+    st.session_state.update({REFUSED: {(w, st.session_state.get(w, sent.get(w))) for w in stray},
+                             TOASTS: [note for _, note, _ in stray.values()]})
     st.rerun(scope="app")

@@ -41,15 +41,21 @@ class StreamlitSession:
         self.session_id = ""
         self.last = self.rerun()
 
-    def rerun(self, values: dict[str, str] | None = None, trigger: str | None = None) -> Run:
-        """Run the page with text widget `values` (id -> text) and button `trigger` pressed; wait for its end
-        (a run the script itself starts with `st.rerun` is waited for too)."""
+    def rerun(self, values: dict[str, str] | None = None, trigger: str | None = None, *,
+              picks: dict[str, list[str]] | None = None) -> Run:
+        """Run the page with text widget `values` (id -> text), option widget `picks` (id -> the options'
+        labels, as a segmented control sends them) and button `trigger` pressed; wait for its end (a run the
+        script itself starts with `st.rerun` is waited for too)."""
         msg = BackMsg()
         state = msg.rerun_script
         state.query_string = self.query
         for widget_id, text in (values or {}).items():
             w = state.widget_states.widgets.add()
             w.id, w.string_value = widget_id, text
+        for widget_id, labels in (picks or {}).items():
+            w = state.widget_states.widgets.add()
+            w.id = widget_id
+            w.string_array_value.data.extend(labels)
         if trigger:
             w = state.widget_states.widgets.add()
             w.id, w.trigger_value = trigger, True
