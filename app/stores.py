@@ -59,6 +59,11 @@ def judged_by(store: Any, annotator: str) -> dict[str, int]:
     return store.judgments.judged_by(annotator)
 
 
+def my_grades(store: Any, annotator: str) -> dict[tuple[str, str], int]:
+    """(query_id, doc_id) -> `annotator`'s grade, over the collection."""
+    return {(j.query_id, j.doc_id): j.grade for j in store.judgments.list(annotator=annotator)}
+
+
 def stale_judgments(store: Any, annotator: str) -> list[Any]:
     """`annotator`'s grades given against text that has changed since (or a document now gone)."""
     return store.judgments.stale(annotator=annotator)

@@ -151,10 +151,6 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
     def widget(v) -> str:
         return grade_widget(s.collection, qid, v.doc_id)
 
-    def saved_of(q: str) -> dict[str, int]:
-        other = status if q == qid else guard(db.question_status, s, q)
-        return {} if other is None else jo.my_grades(other, me.name)
-
     refuse_unsaved([*((f"card {i + 1}", widget(v), v) for i, v in enumerate(views)),
                     *((f"search result {i + 1}", widget(v), v) for i, v in enumerate(hits))],
-                   qid=qid, collection=s.collection, doc_ids=corp.doc_ids(), saved_of=saved_of)
+                   qid=qid, collection=s.collection, doc_ids=corp.doc_ids(), saved=lambda: guard(db.my_grades, s, me.name))

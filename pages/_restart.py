@@ -92,29 +92,27 @@ def sent_undrawn() -> dict[str, int]:
 
 
 def _undrawn_notes(sent: Mapping[str, int], collection: str, doc_ids: Iterable[str],
-                   saved_of: Callable[[str], Mapping[str, int]]) -> dict[str, tuple[str, str, int | None]]:
-    """Name each grade of `sent` that differs from the saved one: by its document where it is one of the
-    questions this session showed last (each of `doc_ids` tried under that question), else as a click
-    on a page no longer shown."""
-    notes = {}
+                   saved: Callable[[], Mapping[tuple[str, str], int]]) -> dict[str, tuple[str, str, int | None]]:
+    """Name each grade of `sent` that is not the saved one (`saved()`: this annotator's grades by (question,
+    document)): by its document where it is a judged pair or a document of one of the questions this session
+    showed last (each of `doc_ids` tried under that question), else as a click on a page no longer shown."""
+    mine = saved()
+    pairs = {grade_widget(collection, q, d): (q, d) for q, d in mine}
     for qid in reversed(st.session_state.get(SHOWN, [])):
-        if not (left := [k for k in sent if k not in notes]):
-            break
-        keys = {grade_widget(collection, qid, d): d for d in doc_ids}
-        saved = saved_of(qid) if any(k in keys for k in left) else {}
-        for key in left:
-            if (doc := keys.get(key)) is not None and saved.get(doc) != sent[key]:
-                notes[key] = (qid, f"Not saved: {sent[key]} · {GRADES[sent[key]]} on {inert(doc)} of question "
-                                   f"{inert(qid)}. Its card was no longer on the page when the click reached the "
-                                   f"server (a restart, or the page had moved on); {_now(saved.get(doc))}. Grade it again.",
-                              saved.get(doc))
-            elif doc is not None:
-                notes[key] = None  # saved as sent: no click lost
-    for key in sent:
-        notes.setdefault(key, ("", f"Not saved: a grade {sent[key]} · {GRADES[sent[key]]} clicked on a page no longer "
-                                   f"shown (another question, or a page from before a restart) reached the server after "
-                                   f"its card was gone. Find that card and grade it again.", None))
-    return {k: v for k, v in notes.items() if v is not None}
+        if any(k not in pairs for k in sent):
+            pairs |= {k: (qid, d) for d in doc_ids if (k := grade_widget(collection, qid, d)) in sent and k not in pairs}
+    notes = {}
+    for key, grade in sent.items():
+        if key not in pairs:
+            notes[key] = ("", f"Not saved: a grade {grade} · {GRADES[grade]} clicked on a page no longer shown "
+                              f"(another question, or a page from before a restart) reached the server after its "
+                              f"card was gone. Find that card and grade it again.", None)
+        elif (now := mine.get(pairs[key])) != grade:
+            qid, doc = pairs[key]
+            notes[key] = (qid, f"Not saved: {grade} · {GRADES[grade]} on {inert(doc)} of question {inert(qid)}. Its "
+                               f"card was no longer on the page when the click reached the server (a restart, or the "
+                               f"page had moved on); {_now(now)}. Grade it again.", now)
+    return notes
 
 
 def _now(saved: int | None) -> str:
@@ -123,12 +121,12 @@ def _now(saved: int | None) -> str:
 
 
 def refuse_unsaved(cards: Iterable[tuple[str, str, CandidateView]], *, qid: str, collection: str,
-                   doc_ids: Iterable[str], saved_of: Callable[[str], Mapping[str, int]]) -> None:
+                   doc_ids: Iterable[str], saved: Callable[[], Mapping[tuple[str, str], int]]) -> None:
     """After the grade controls are drawn: name each `(card, widget, view)` whose control shows a grade
     that is not the saved one, then rerun the page so the control shows the saved grade (the card's
     control takes its value from the database before it is drawn, once Streamlit knows the control).
     Name too each grade the browser sent for a control not drawn (`sent_undrawn`): `doc_ids` are the
-    corpus's, `saved_of(question)` this annotator's grades on a question."""
+    corpus's, `saved()` this annotator's grades in the collection (read only when such a grade came)."""
     cards = list(cards)
     notes: dict = st.session_state.setdefault(NOTES, {})
     for _, widget, view in cards:  # graded again since its note: the note has done its work
@@ -139,7 +137,7 @@ def refuse_unsaved(cards: Iterable[tuple[str, str, CandidateView]], *, qid: str,
              for card, widget, view in cards
              if (shown := st.session_state.get(widget)) != view.grade and (widget, shown) not in refused}
     if sent := {k: g for k, g in sent_undrawn().items() if (k, g) not in refused and k not in stray}:
-        stray |= _undrawn_notes(sent, collection, doc_ids, saved_of)
+        stray |= _undrawn_notes(sent, collection, doc_ids, saved)
     if not stray:
         return
     for key, (_, note, _) in stray.items():
