@@ -141,7 +141,7 @@ def refuse_unsaved(cards: Iterable[tuple[str, str, CandidateView]], *, qid: str,
     if not stray:
         return
     for key, (_, note, _) in stray.items():
-        _LOG.info("A grade click was named as not saved (%s): %s", key, note)
+        _LOG.info("A grade click was named as not saved (%s): %r", key, note)  # %r: an id cannot forge a log line
     notes.update(stray)
     for key in list(notes)[:-MAX_NOTES]:
         del notes[key]
