@@ -50,11 +50,12 @@ def rerun_on_reconnect() -> None:
     """Draws nothing: its `run_every` makes the frontend run the whole page again after a reconnect."""
 
 
-def unsaved_note(card: str, doc_id: str, shown: int | None, saved: int | None) -> str:
-    """What the page says about a grade click on `card` ("card 3") the server never wrote."""
+def unsaved_note(card: str, qid: str, doc_id: str, shown: int | None, saved: int | None) -> str:
+    """What the page says about a grade click on `card` ("card 3") of question `qid` the server never wrote
+    (the question named: the note stays while the annotator moves on)."""
     click = f"clearing grade {saved}" if shown is None else f"{shown} · {GRADES[shown]}"
-    return (f"Not saved: {click} on {inert(doc_id)} ({card}). The server restarted before it could write "
-            f"that click; {_now(saved)}. Grade it again.")
+    return (f"Not saved: {click} on {inert(doc_id)} ({card} of question {inert(qid)}). The server restarted "
+            f"before it could write that click; {_now(saved)}. Grade it again.")
 
 
 def show_unsaved(qid: str) -> None:
@@ -133,7 +134,7 @@ def refuse_unsaved(cards: Iterable[tuple[str, str, CandidateView]], *, qid: str,
         if widget in notes and view.grade != notes[widget][2]:
             del notes[widget]
     refused = st.session_state.pop(REFUSED, set())
-    stray = {widget: (qid, unsaved_note(card, view.doc_id, shown, view.grade), view.grade)
+    stray = {widget: (qid, unsaved_note(card, qid, view.doc_id, shown, view.grade), view.grade)
              for card, widget, view in cards
              if (shown := st.session_state.get(widget)) != view.grade and (widget, shown) not in refused}
     if sent := {k: g for k, g in sent_undrawn().items() if (k, g) not in refused and k not in stray}:
