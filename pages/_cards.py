@@ -91,16 +91,34 @@ def grade_control(view: CandidateView, widget: str, on_grade: Grade, *, unanswer
     every card, and each element is a message to the browser). Clicking the selected grade clears it.
     While you mark the question unanswerable, only 0 is offered."""
     echoes = st.session_state.setdefault(ECHOES, {})
-    if st.session_state.get(widget) == view.grade:
+    before, now = st.session_state.setdefault(DRAWN, (frozenset(), set()))
+    back = widget not in before and widget in st.session_state  # see DRAWN
+    now.add(widget)
+    if st.session_state.get(widget) == view.grade and not back:
         echoes.pop(widget, None)  # the browser shows the saved grade
     else:
-        if widget in st.session_state:
+        if widget in st.session_state and st.session_state[widget] != view.grade:
             echoes[widget] = st.session_state[widget]  # what the browser shows until it hears of the next line
-        st.session_state[widget] = view.grade  # what is saved, also after a key or an undo changed it
+        st.session_state[widget] = view.grade  # what is saved, also after a key or an undo changed it; sent anew
     options = sorted({0, view.grade} - {None}) if unanswerable else list(GRADES)
     st.segmented_control("Grade", options, key=widget, format_func=lambda g: f"{g} · {GRADES[g]}",
                          label_visibility="collapsed", disabled=read_only, on_change=_changed,
                          args=(widget, view.doc_id, on_grade))
+
+
+# A grade control Streamlit knows (its callback saved a click) but which the last run did not draw: a run cut
+# short by a newer request (N, then at once a grade click on the page N was leaving: the N run began to draw
+# the next question and stopped) made the browser drop its value. Drawn again with the saved grade, which
+# Streamlit does not send when it is the value the server holds, the card showed no grade over a saved
+# one, and the browser's empty value on the next rerun (a J) cleared the grade in the database. Such a
+# control gets its saved grade sent anew. `begin_grade_run` starts each run's list.
+DRAWN = "_grade_controls_drawn"  # (the keys the last run drew, even one cut short; those this run draws)
+
+
+def begin_grade_run() -> None:
+    """At the start of each run that may draw grade controls: the whole page's, or the judging area's alone."""
+    _, last = st.session_state.get(DRAWN, (frozenset(), set()))
+    st.session_state[DRAWN] = (frozenset(last), set())
 
 
 # A control's value the browser sends back before it heard that the server set another (an undo, or a
@@ -111,23 +129,40 @@ def grade_control(view: CandidateView, widget: str, on_grade: Grade, *, unanswer
 # was the rerun's only grade change (a click: grade 2 given again after the undo showed), dropped if
 # another control changed in the same rerun (the click that carried the echo).
 ECHOES = "_grade_echoes"  # widget -> the grade its control showed before the server set another
-HELD = "_grade_echoes_held"  # this rerun's changes that may be echoes: (on_grade, doc_id, grade)
+HELD = "_grade_echoes_held"  # this rerun's changes that may be no click: (on_grade, doc_id, grade, with a button)
 CLICKED = "_grade_clicked"  # this rerun changed a grade control to a value it never showed: a click
+
+
+# An empty value is held too, and saved (a clear) only when it is the message's one change: the browser sends one
+# user action per message. A card it showed empty over a saved grade (its value dropped by a run cut short, see
+# DRAWN) sent that emptiness with the next action: a J wiped two grades in a Chromium probe, and a click on
+# another card would have. Such a grade is kept and drawn again. (A clear clicked while the server was busy and
+# merged into one rerun with another click keeps its grade too: the card shows it; a second click clears it.)
+def _button_pressed_now() -> bool:
+    """The browser's message for this rerun presses a button (J, N, Undo …); read while the callbacks run."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    state = getattr(getattr(get_script_run_ctx(), "session_state", None), "_state", None)
+    fresh = getattr(state, "_current_interaction_widget_states", None)
+    return any(w.WhichOneof("value") == "trigger_value" and w.trigger_value for w in getattr(fresh, "widgets", ()))
 
 
 def _changed(widget: str, doc_id: str, on_grade: Grade) -> None:
     value = st.session_state[widget]
-    if widget in st.session_state.get(ECHOES, {}) and st.session_state[ECHOES][widget] == value:
-        st.session_state.setdefault(HELD, []).append((on_grade, doc_id, value))
+    if value is None or (widget in st.session_state.get(ECHOES, {}) and st.session_state[ECHOES][widget] == value):
+        st.session_state.setdefault(HELD, []).append((on_grade, doc_id, value, value is None and _button_pressed_now()))
         return
     st.session_state[CLICKED] = True
     on_grade(doc_id, value)
 
 
 def settle_echoes() -> None:
-    """First thing in the judging area's run, after the callbacks: save the held changes that were no echo."""
+    """First thing in the judging area's run, after the callbacks: save the held changes that were no echo, and
+    a clear only when it was the message's one change."""
     held, clicked = st.session_state.pop(HELD, []), st.session_state.pop(CLICKED, False)
-    for on_grade, doc_id, value in [] if clicked else held:
+    for on_grade, doc_id, value, with_button in [] if clicked else held:
+        if value is None and (with_button or len(held) > 1):
+            continue
         on_grade(doc_id, value)
 
 

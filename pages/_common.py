@@ -135,15 +135,20 @@ def guarded(fn: Callable[..., T], *args: Any) -> T | None:
         raise  # unreachable: st.stop raises
 
 
+def fragment_run() -> bool:
+    """This run is a fragment's alone (a grade click, a key), not the whole page's."""
+    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    return bool(ctx is not None and ctx.fragment_ids_this_run)
+
+
 def _recheck_fragment() -> None:
     """A fragment's rerun (a grade, a key, a corpus search on the Label page) skips the entry script
     and its sign-in check: re-read the session here (one indexed query), and when it ended or the
     role changed, rerun the whole app, which shows the sign-in form or the reduced role."""
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
     recheck = st.session_state.get(Keys.RECHECK)
-    ctx = get_script_run_ctx()
-    if recheck is None or ctx is None or not ctx.fragment_ids_this_run:
+    if recheck is None or not fragment_run():
         return  # local mode, or a whole-page run (the entry script has just checked)
     if recheck() != st.session_state.get(Keys.ACTOR):
         st.rerun(scope="app")

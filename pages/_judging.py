@@ -19,8 +19,9 @@ from labeler_app.access import Actor, Can
 from labeler_app.stores import QuestionSummary, Store
 from labeler_app.text import inert
 from labeler_pages import _keyboard as kb
-from labeler_pages._cards import candidate_card, grade_widget, keyboard_bar, question_widget, settle_echoes
-from labeler_pages._common import Keys, act, guard, guarded, show_flash
+from labeler_pages._cards import (begin_grade_run, candidate_card, grade_widget, keyboard_bar, question_widget,
+                                  settle_echoes)
+from labeler_pages._common import Keys, act, fragment_run, guard, guarded, show_flash
 from labeler_pages._holes import holes_bar
 from labeler_pages._loaders import bm25_pooled, dense_status, judging_features, keyword_hits, pooled, run_holes
 from labeler_pages._order import arranged, find_more_button, found, order_control, spread_note, stopping_note
@@ -52,6 +53,8 @@ def judging(*args) -> None:
 def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp: Corpus,
              index: Sequence[QuestionSummary], read_only: bool) -> None:
     """Everything below the question picker, for question `qid` (whose status the page showed as `page_status`)."""
+    if fragment_run():  # a whole-page run began its list at the page's top
+        begin_grade_run()
     settle_echoes()  # a control's value sent back from before an undo showed is no click
     show_flash()  # what a click inside this area said (a fragment rerun does not redraw the page's top)
     status = guard(db.question_status, s, qid)

@@ -12,8 +12,8 @@ from labeler_app import label as lb
 from labeler_app import workspace as ws
 from labeler_app.access import Can
 from labeler_app.systems import saved_systems
-from labeler_pages._cards import (demo_offer_box, new_question_form, new_question_keys, question_added, question_picker,
-                                  start_question)
+from labeler_pages._cards import (begin_grade_run, demo_offer_box, new_question_form, new_question_keys, question_added,
+                                  question_picker, start_question)
 from labeler_pages._collections import open_demo
 from labeler_pages._common import HOLES_PARAM, Keys, act, actor, flash, guard, show_flash
 from labeler_pages._judging import judging
@@ -23,6 +23,7 @@ from labeler_pages._recheck import recheck_section
 from labeler_pages._work_queue import claim_bar, next_for_me_button
 
 key_queue()  # first thing on the page: a key pressed while it loads, or during any later run, is kept
+begin_grade_run()  # a run cut short before the cards still counts as one that did not draw them
 heading, new_box = st.columns([5, 2], vertical_alignment="center")
 heading.title("Label", anchor=False)
 s, path, corp, _ = workspace(with_retriever=False)  # candidates come from the judging area (BM25 first on a big corpus)
