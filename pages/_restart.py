@@ -54,8 +54,9 @@ def unsaved_note(card: str, qid: str, doc_id: str, shown: int | None, saved: int
     """What the page says about a grade click on `card` ("card 3") of question `qid` the server never wrote
     (the question named: the note stays while the annotator moves on)."""
     click = f"clearing grade {saved}" if shown is None else f"{shown} · {GRADES[shown]}"
-    return (f"Not saved: {click} on {inert(doc_id)} ({card} of question {inert(qid)}). The server restarted "
-            f"before it could write that click; {_now(saved)}. Grade it again.")
+    return (f"Not saved: {click} on {inert(doc_id)} ({card} of question {inert(qid)}, where the page shows it now). "
+            f"The server never wrote that click (it restarted, or the click came from a page it had already "
+            f"replaced); {_now(saved)}. Grade it again.")
 
 
 def show_unsaved(qid: str) -> None:
