@@ -10,7 +10,7 @@ import streamlit as st
 
 from labeler_app.label import GRADE_KEYS, GRADES, CandidateView
 from labeler_app.text import inert
-from labeler_pages._common import refresh_label, shown_label
+from labeler_pages._common import refresh_label, shown_label, widget_record
 from labeler_pages._suggestion import suggestion_markup
 
 BADGE_COLOURS = (("dense", "blue"), ("BM25", "orange"), ("shuffled", "gray"))
@@ -140,10 +140,7 @@ CLICKED = "_grade_clicked"  # this rerun changed a grade control to a value it n
 # merged into one rerun with another click keeps its grade too: the card shows it; a second click clears it.)
 def _button_pressed_now() -> bool:
     """The browser's message for this rerun presses a button (J, N, Undo …); read while the callbacks run."""
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
-    state = getattr(getattr(get_script_run_ctx(), "session_state", None), "_state", None)
-    fresh = getattr(state, "_current_interaction_widget_states", None)
+    fresh = getattr(widget_record(), "_current_interaction_widget_states", None)
     return any(w.WhichOneof("value") == "trigger_value" and w.trigger_value for w in getattr(fresh, "widgets", ()))
 
 

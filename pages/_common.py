@@ -135,12 +135,23 @@ def guarded(fn: Callable[..., T], *args: Any) -> T | None:
         raise  # unreachable: st.stop raises
 
 
-def fragment_run() -> bool:
-    """This run is a fragment's alone (a grade click, a key), not the whole page's."""
+def _run_context():
     from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
 
-    ctx = get_script_run_ctx()
+    return get_script_run_ctx()
+
+
+def fragment_run() -> bool:
+    """This run is a fragment's alone (a grade click, a key), not the whole page's."""
+    ctx = _run_context()
     return bool(ctx is not None and ctx.fragment_ids_this_run)
+
+
+def widget_record():
+    """Streamlit's own record of this session's widgets (its private SessionState; None outside a run), read for
+    what its API does not say: the values the browser sent for controls this run does not hold, and the
+    browser message the callbacks are answering (`_current_interaction_widget_states`)."""
+    return getattr(getattr(_run_context(), "session_state", None), "_state", None)
 
 
 def _recheck_fragment() -> None:

@@ -156,4 +156,4 @@ def _judging(s: Store, me: Actor, qid: str, page_status: Status, path: str, corp
 
     refuse_unsaved([*((f"card {i + 1}", widget(v), v) for i, v in enumerate(views)),
                     *((f"search result {i + 1}", widget(v), v) for i, v in enumerate(hits))],
-                   qid=qid, collection=s.collection, doc_ids=corp.doc_ids(), saved=lambda: guard(db.my_grades, s, me.name))
+                   qid=qid, collection=s.collection, doc_ids=corp.doc_ids, saved=lambda: guard(db.my_grades, s, me.name))

@@ -33,6 +33,7 @@ from streamlit.logger import get_logger
 from labeler_app.label import GRADES, CandidateView
 from labeler_app.text import inert
 from labeler_pages._cards import grade_widget
+from labeler_pages._common import widget_record
 
 _LOG = get_logger(__name__)  # in the server's log, with Streamlit's own lines
 RECONNECT_RERUN_S = 6 * 3600  # the fragment's own reruns: four a day of an empty fragment
@@ -77,10 +78,7 @@ def sent_undrawn() -> dict[str, int]:
     """The grades the browser sent with this run for grade controls this session does not hold (no control
     drawn under that key in this run or the last): {key: grade}. Cleared controls are left out: a card the
     browser shows ungraded is no click to name."""
-    from streamlit.runtime.scriptrunner_utils.script_run_context import get_script_run_ctx
-
-    widgets = getattr(getattr(getattr(get_script_run_ctx(), "session_state", None), "_state", None),
-                      "_new_widget_state", None)
+    widgets = getattr(widget_record(), "_new_widget_state", None)
     sent: dict[str, int] = {}
     for wid, state in list(getattr(widgets, "states", {}).items()):
         if (m := _GRADE_ID.search(wid)) is None or wid in widgets.widget_metadata:
@@ -93,16 +91,16 @@ def sent_undrawn() -> dict[str, int]:
     return sent
 
 
-def _undrawn_notes(sent: Mapping[str, int], collection: str, doc_ids: Iterable[str],
+def _undrawn_notes(sent: Mapping[str, int], collection: str, doc_ids: Callable[[], Iterable[str]],
                    saved: Callable[[], Mapping[tuple[str, str], int]]) -> dict[str, tuple[str, str, int | None]]:
     """Name each grade of `sent` that is not the saved one (`saved()`: this annotator's grades by (question,
     document)): by its document where it is a judged pair or a document of one of the questions this session
-    showed last (each of `doc_ids` tried under that question), else as a click on a page no longer shown."""
+    showed last (each of `doc_ids()` tried under that question), else as a click on a page no longer shown."""
     mine = saved()
     pairs = {grade_widget(collection, q, d): (q, d) for q, d in mine}
     for qid in reversed(st.session_state.get(SHOWN, [])):
         if any(k not in pairs for k in sent):
-            pairs |= {k: (qid, d) for d in doc_ids if (k := grade_widget(collection, qid, d)) in sent and k not in pairs}
+            pairs |= {k: (qid, d) for d in doc_ids() if (k := grade_widget(collection, qid, d)) in sent and k not in pairs}
     notes = {}
     for key, grade in sent.items():
         if key not in pairs:
@@ -123,12 +121,12 @@ def _now(saved: int | None) -> str:
 
 
 def refuse_unsaved(cards: Iterable[tuple[str, str, CandidateView]], *, qid: str, collection: str,
-                   doc_ids: Iterable[str], saved: Callable[[], Mapping[tuple[str, str], int]]) -> None:
+                   doc_ids: Callable[[], Iterable[str]], saved: Callable[[], Mapping[tuple[str, str], int]]) -> None:
     """After the grade controls are drawn: name each `(card, widget, view)` whose control shows a grade
     that is not the saved one, then rerun the page so the control shows the saved grade (the card's
     control takes its value from the database before it is drawn, once Streamlit knows the control).
-    Name too each grade the browser sent for a control not drawn (`sent_undrawn`): `doc_ids` are the
-    corpus's, `saved()` this annotator's grades in the collection (read only when such a grade came)."""
+    Name too each grade the browser sent for a control not drawn (`sent_undrawn`): `doc_ids()` the corpus's
+    documents, `saved()` this annotator's grades in the collection (both read only when such a grade came)."""
     cards = list(cards)
     notes: dict = st.session_state.setdefault(NOTES, {})
     for _, widget, view in cards:  # graded again since its note: the note has done its work
